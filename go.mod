@@ -1,0 +1,3 @@
+module github.com/gpumem/gpumem
+
+go 1.26
