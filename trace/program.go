@@ -65,7 +65,7 @@ func ReadProgram(r io.Reader, name string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{Name: name, Capacity: tr.Capacity(), }
+	p := &Program{Name: name, Capacity: tr.Capacity()}
 	for {
 		op, err := tr.Next()
 		if err == io.EOF {
