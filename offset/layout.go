@@ -1,0 +1,139 @@
+package offset
+
+import (
+	"fmt"
+	"iter"
+)
+
+// Grow extends the range at its tail to capacity units; the new units join
+// the free region at the tail, or become one if the tail is allocated. Live
+// allocations keep their offsets. O(1). It returns ErrInvalidCapacity for a
+// capacity below the current one and ErrNodeLimit when a new free region
+// needs a node and none is left.
+func (a *Allocator) Grow(capacity uint32) error {
+	if capacity < a.capacity {
+		return fmt.Errorf("%w: grow to %d from %d", ErrInvalidCapacity, capacity, a.capacity)
+	}
+	extra := capacity - a.capacity
+	if extra == 0 {
+		return nil
+	}
+	last := a.last
+	if a.nodes[last].used {
+		if a.nfree == 0 {
+			return fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
+		}
+		a.replace(last, none, a.capacity, extra)
+	} else {
+		n := &a.nodes[last]
+		prev, off, size := n.prev, n.off, n.size+extra
+		a.unlink(last)
+		a.release(last)
+		a.replace(prev, none, off, size)
+	}
+	a.capacity = capacity
+	return nil
+}
+
+// SlideDown moves a live allocation down over the free region just before
+// it, so that free region ends up after it (merged with any free region
+// there). It returns the allocation's new value and how many units it moved;
+// it moves nothing and returns 0 when the region before it is allocated or
+// it sits at offset 0. Copies of h keep identifying the allocation. This is
+// the step of an in-place compaction: the caller moves the data, from the
+// old offset to the new, before reusing the space. O(1).
+func (a *Allocator) SlideDown(h Allocation) (Allocation, uint32, error) {
+	idx, err := a.resolve(h)
+	if err != nil {
+		return Allocation{}, 0, err
+	}
+	nodes := a.nodes
+	n := &nodes[idx]
+	prev := n.prev
+	if prev == none || nodes[prev].used {
+		return a.handle(idx), 0, nil
+	}
+	p := &nodes[prev]
+	dist := p.size
+	before := p.prev
+	a.unlink(prev)
+	a.release(prev)
+	n.prev = before
+	if before != none {
+		nodes[before].next = idx
+	} else {
+		a.first = idx
+	}
+	n.off -= dist
+	off, size, next := n.off+n.size, dist, n.next
+	if next != none && !nodes[next].used {
+		q := &nodes[next]
+		size += q.size
+		a.unlink(next)
+		a.release(next)
+		next = q.next
+	}
+	a.replace(idx, next, off, size)
+	return a.handle(idx), dist, nil
+}
+
+// Region is a stretch of the range: a live allocation or a free region.
+type Region struct {
+	Offset, Size uint32
+	// Used reports whether the region is a live allocation.
+	Used bool
+}
+
+// Regions yields every region in address order, allocations and free
+// regions alike; together they tile [0, Capacity). The allocator must not
+// change during the walk. O(n).
+func (a *Allocator) Regions() iter.Seq[Region] {
+	return func(yield func(Region) bool) {
+		for i := a.first; i != none; i = a.nodes[i].next {
+			n := &a.nodes[i]
+			if !yield(Region{Offset: n.off, Size: n.size, Used: n.used}) {
+				return
+			}
+		}
+	}
+}
+
+// All yields the live allocations in address order. The allocator must not
+// change during the walk; to change it while walking (as a compaction does),
+// step with First and Next. O(n).
+func (a *Allocator) All() iter.Seq[Allocation] {
+	return func(yield func(Allocation) bool) {
+		for i := a.first; i != none; i = a.nodes[i].next {
+			if a.nodes[i].used && !yield(a.handle(i)) {
+				return
+			}
+		}
+	}
+}
+
+// First returns the live allocation with the lowest offset. O(1): the region
+// at offset 0 is either it or a free region followed by it.
+func (a *Allocator) First() (Allocation, bool) {
+	return a.usedFrom(a.first)
+}
+
+// Next returns the live allocation that follows h in address order. O(1):
+// free regions never sit side by side, so at most one is skipped.
+func (a *Allocator) Next(h Allocation) (Allocation, bool, error) {
+	idx, err := a.resolve(h)
+	if err != nil {
+		return Allocation{}, false, err
+	}
+	next, ok := a.usedFrom(a.nodes[idx].next)
+	return next, ok, nil
+}
+
+func (a *Allocator) usedFrom(i uint32) (Allocation, bool) {
+	if i != none && !a.nodes[i].used {
+		i = a.nodes[i].next
+	}
+	if i == none {
+		return Allocation{}, false
+	}
+	return a.handle(i), true
+}
