@@ -43,7 +43,7 @@ func NewReplayer(p *Program) (*Replayer, error) {
 		if slot >= p.Slots {
 			return nil, fmt.Errorf("trace: %s: step %d: slot %d out of range (Slots %d)", p.Name, i, slot, p.Slots)
 		}
-		if live[slot] == s.IsFree() {
+		if live[slot] != s.IsFree() {
 			return nil, fmt.Errorf("trace: %s: step %d: %v of slot %d, live=%v", p.Name, i, kindOf(s), slot, live[slot])
 		}
 		live[slot] = !s.IsFree()
