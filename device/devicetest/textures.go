@@ -1,0 +1,293 @@
+package devicetest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+var formats = []device.TextureFormat{
+	device.R8Unorm, device.RGBA8Unorm, device.RGBA8UnormSrgb, device.BGRA8Unorm,
+	device.BGRA8UnormSrgb, device.R32Float, device.RGBA16Float, device.RGBA32Float,
+}
+
+const texRW = device.TextureCopySrc | device.TextureCopyDst | device.TextureBinding
+
+func mustTexture(t *testing.T, d device.Device, desc device.TextureDesc) device.Texture {
+	t.Helper()
+	if desc.Label == "" {
+		desc.Label = t.Name()
+	}
+	tex, err := d.CreateTexture(desc)
+	if err != nil {
+		t.Fatalf("CreateTexture(%+v): %v", desc, err)
+	}
+	return tex
+}
+
+// texels returns random data for n bytes of format f: any bytes for 8-bit
+// formats, finite normal values in [-2, 2) for float formats.
+func texels(r *rand.Rand, f device.TextureFormat, n uint64) []byte {
+	b := make([]byte, n)
+	switch f {
+	case device.R32Float, device.RGBA32Float:
+		for i := uint64(0); i < n; i += 4 {
+			binary.LittleEndian.PutUint32(b[i:], math.Float32bits(float32(r.Float64()*4-2)))
+		}
+	case device.RGBA16Float:
+		for i := uint64(0); i < n; i += 2 {
+			binary.LittleEndian.PutUint16(b[i:], toHalf(float32(r.Float64()*4-2)))
+		}
+	default:
+		return randBytes(r, n)
+	}
+	return b
+}
+
+func readTex(t *testing.T, d device.Device, tex device.Texture, layer, mip uint32) []byte {
+	t.Helper()
+	got := make([]byte, tex.Desc().MipBytes(mip))
+	if err := d.ReadTexture(tex, layer, mip, got); err != nil {
+		t.Fatalf("ReadTexture(layer %d, mip %d): %v", layer, mip, err)
+	}
+	return got
+}
+
+// fillTex writes random texels to every layer and mip of tex and returns
+// them, indexed [layer][mip].
+func fillTex(t *testing.T, d device.Device, r *rand.Rand, tex device.Texture) [][][]byte {
+	t.Helper()
+	desc := tex.Desc()
+	data := make([][][]byte, desc.Layers)
+	for l := range desc.Layers {
+		data[l] = make([][]byte, desc.Mips)
+		for m := range desc.Mips {
+			data[l][m] = texels(r, desc.Format, desc.MipBytes(m))
+			must(t, d.WriteTexture(tex, l, m, data[l][m]))
+		}
+	}
+	return data
+}
+
+func checkTex(t *testing.T, d device.Device, tex device.Texture, want [][][]byte) {
+	t.Helper()
+	for l, mips := range want {
+		for m, w := range mips {
+			equal(t, fmt.Sprintf("layer %d mip %d", l, m), readTex(t, d, tex, uint32(l), uint32(m)), w)
+		}
+	}
+}
+
+func testCreateTexture(t *testing.T, s *suite) {
+	d := s.device(t)
+	l := d.Limits()
+	ok := device.TextureDesc{Format: device.RGBA8Unorm, Width: 16, Height: 8, Layers: 2, Mips: 5, Usage: texRW}
+	mod := func(f func(*device.TextureDesc)) device.TextureDesc { c := ok; f(&c); return c }
+	for _, c := range []struct {
+		what string
+		desc device.TextureDesc
+		want error
+	}{
+		{"valid", ok, nil},
+		{"defaults", device.TextureDesc{Format: device.R8Unorm, Width: 3, Height: 5, Usage: device.TextureCopyDst}, nil},
+		{"zero format", mod(func(d *device.TextureDesc) { d.Format = 0 }), device.ErrInvalidDescriptor},
+		{"unknown format", mod(func(d *device.TextureDesc) { d.Format = 200 }), device.ErrInvalidDescriptor},
+		{"zero width", mod(func(d *device.TextureDesc) { d.Width = 0 }), device.ErrInvalidDescriptor},
+		{"zero height", mod(func(d *device.TextureDesc) { d.Height = 0 }), device.ErrInvalidDescriptor},
+		{"too many mips", mod(func(d *device.TextureDesc) { d.Mips = 6 }), device.ErrInvalidDescriptor},
+		{"2 samples", mod(func(d *device.TextureDesc) { d.Samples = 2 }), device.ErrInvalidDescriptor},
+		{"multisampled with mips", mod(func(d *device.TextureDesc) {
+			d.Samples, d.Layers, d.Usage = 4, 1, device.TextureRenderAttachment
+		}), device.ErrInvalidDescriptor},
+		{"multisampled with layers", mod(func(d *device.TextureDesc) {
+			d.Samples, d.Mips, d.Usage = 4, 1, device.TextureRenderAttachment
+		}), device.ErrInvalidDescriptor},
+		{"multisampled without RenderAttachment", mod(func(d *device.TextureDesc) { d.Samples, d.Mips, d.Layers = 4, 1, 1 }), device.ErrInvalidUsage},
+		{"wider than MaxTextureSize2D", mod(func(d *device.TextureDesc) { d.Width, d.Mips = l.MaxTextureSize2D+1, 1 }), device.ErrTooLarge},
+		{"taller than MaxTextureSize2D", mod(func(d *device.TextureDesc) { d.Height, d.Mips = l.MaxTextureSize2D+1, 1 }), device.ErrTooLarge},
+		{"more layers than MaxArrayLayers", mod(func(d *device.TextureDesc) { d.Layers = l.MaxArrayLayers + 1 }), device.ErrTooLarge},
+		{"empty usage", mod(func(d *device.TextureDesc) { d.Usage = 0 }), device.ErrInvalidUsage},
+		{"unknown usage", mod(func(d *device.TextureDesc) { d.Usage |= 0x100 }), device.ErrInvalidUsage},
+		{"storage sRGB", mod(func(d *device.TextureDesc) { d.Format, d.Usage = device.RGBA8UnormSrgb, device.TextureStorage }), device.ErrInvalidUsage},
+		{"storage RGBA8Unorm", mod(func(d *device.TextureDesc) { d.Usage |= device.TextureStorage }), nil},
+	} {
+		tex, err := d.CreateTexture(c.desc)
+		if c.want != nil {
+			wantErr(t, "CreateTexture "+c.what, err, c.want)
+			continue
+		}
+		if err != nil {
+			t.Errorf("CreateTexture %s: %v", c.what, err)
+			continue
+		}
+		if got := tex.Desc(); got != c.desc.Normalize() {
+			t.Errorf("CreateTexture %s: Desc %+v, want %+v", c.what, got, c.desc.Normalize())
+		}
+		tex.Release()
+	}
+	// New textures are zeroed, and the layer limit itself is allowed.
+	tex := mustTexture(t, d, device.TextureDesc{Format: device.RGBA8Unorm, Width: 4, Height: 4, Layers: l.MaxArrayLayers, Mips: 3, Usage: texRW})
+	for _, lm := range [][2]uint32{{0, 0}, {l.MaxArrayLayers - 1, 2}} {
+		equal(t, fmt.Sprintf("new texture layer %d mip %d", lm[0], lm[1]), readTex(t, d, tex, lm[0], lm[1]), make([]byte, tex.Desc().MipBytes(lm[1])))
+	}
+}
+
+func testWriteReadTexture(t *testing.T, s *suite) {
+	d := s.device(t)
+	for _, f := range formats {
+		t.Run(f.String(), func(t *testing.T) {
+			r := newRand(t.Name())
+			// Odd sizes: rows of any byte length, mips that round down.
+			tex := mustTexture(t, d, device.TextureDesc{Format: f, Width: 13, Height: 7, Layers: 3, Mips: 4, Usage: texRW})
+			want := fillTex(t, d, r, tex)
+			checkTex(t, d, tex, want)
+			// Overwriting one subresource leaves the others alone.
+			want[1][2] = texels(r, f, tex.Desc().MipBytes(2))
+			must(t, d.WriteTexture(tex, 1, 2, want[1][2]))
+			checkTex(t, d, tex, want)
+		})
+	}
+}
+
+func testTextureErrors(t *testing.T, s *suite) {
+	d := s.device(t)
+	r := newRand(t.Name())
+	tex := mustTexture(t, d, device.TextureDesc{Format: device.RGBA8Unorm, Width: 8, Height: 8, Layers: 2, Mips: 4, Usage: texRW})
+	want := fillTex(t, d, r, tex)
+	mip0 := make([]byte, 8*8*4)
+	for _, c := range []struct {
+		what       string
+		layer, mip uint32
+		n          int
+		want       error
+	}{
+		{"short data", 0, 0, len(mip0) - 4, device.ErrInvalidSize},
+		{"long data", 0, 0, len(mip0) + 4, device.ErrInvalidSize},
+		{"mip 1 with mip 0's size", 0, 1, len(mip0), device.ErrInvalidSize},
+		{"layer past the last", 2, 0, len(mip0), device.ErrOutOfBounds},
+		{"mip past the last", 0, 4, 4, device.ErrOutOfBounds},
+	} {
+		wantErr(t, "WriteTexture "+c.what, d.WriteTexture(tex, c.layer, c.mip, make([]byte, c.n)), c.want)
+		wantErr(t, "ReadTexture "+c.what, d.ReadTexture(tex, c.layer, c.mip, make([]byte, c.n)), c.want)
+	}
+	wantErr(t, "GenerateMips on a layer past the last", d.GenerateMips(tex, 2), device.ErrOutOfBounds)
+	checkTex(t, d, tex, want)
+
+	desc := device.TextureDesc{Format: device.RGBA8Unorm, Width: 8, Height: 8, Mips: 2}
+	desc.Usage = device.TextureCopySrc | device.TextureBinding
+	noDst := mustTexture(t, d, desc)
+	desc.Usage = device.TextureCopyDst | device.TextureBinding
+	noSrc := mustTexture(t, d, desc)
+	wantErr(t, "WriteTexture without TextureCopyDst", d.WriteTexture(noDst, 0, 0, mip0), device.ErrInvalidUsage)
+	wantErr(t, "ReadTexture without TextureCopySrc", d.ReadTexture(noSrc, 0, 0, mip0), device.ErrInvalidUsage)
+	wantErr(t, "GenerateMips without TextureCopyDst", d.GenerateMips(noDst, 0), device.ErrInvalidUsage)
+	wantErr(t, "GenerateMips without TextureCopySrc", d.GenerateMips(noSrc, 0), device.ErrInvalidUsage)
+}
+
+func testCopyTextureLayer(t *testing.T, s *suite) {
+	d := s.device(t)
+	for _, f := range []device.TextureFormat{device.RGBA8Unorm, device.RGBA16Float, device.RGBA32Float, device.R8Unorm} {
+		t.Run(f.String(), func(t *testing.T) {
+			r := newRand(t.Name())
+			desc := device.TextureDesc{Format: f, Width: 24, Height: 10, Layers: 4, Mips: 5, Usage: texRW}
+			a, b := mustTexture(t, d, desc), mustTexture(t, d, desc)
+			wa, wb := fillTex(t, d, r, a), fillTex(t, d, r, b)
+			must(t, d.CopyTextureLayer(a, 2, b, 0))
+			wb[0] = append([][]byte(nil), wa[2]...)
+			must(t, d.CopyTextureLayer(a, 3, a, 1)) // within one texture
+			wa[1] = append([][]byte(nil), wa[3]...)
+			must(t, d.CopyTextureLayer(b, 0, a, 3))
+			wa[3] = append([][]byte(nil), wb[0]...)
+			checkTex(t, d, a, wa)
+			checkTex(t, d, b, wb)
+		})
+	}
+	r := newRand(t.Name())
+	base := device.TextureDesc{Format: device.RGBA8Unorm, Width: 8, Height: 8, Layers: 2, Mips: 2, Usage: texRW}
+	a := mustTexture(t, d, base)
+	wa := fillTex(t, d, r, a)
+	other := func(f func(*device.TextureDesc)) device.Texture { c := base; f(&c); return mustTexture(t, d, c) }
+	for _, c := range []struct {
+		what string
+		dst  device.Texture
+	}{
+		{"another format", other(func(d *device.TextureDesc) { d.Format = device.BGRA8Unorm })},
+		{"another width", other(func(d *device.TextureDesc) { d.Width = 16 })},
+		{"another height", other(func(d *device.TextureDesc) { d.Height = 4 })},
+		{"another mip count", other(func(d *device.TextureDesc) { d.Mips = 1 })},
+	} {
+		wantErr(t, "CopyTextureLayer to "+c.what, d.CopyTextureLayer(a, 0, c.dst, 0), device.ErrIncompatible)
+	}
+	b := other(func(*device.TextureDesc) {})
+	wantErr(t, "CopyTextureLayer from a layer past the last", d.CopyTextureLayer(a, 2, b, 0), device.ErrOutOfBounds)
+	wantErr(t, "CopyTextureLayer to a layer past the last", d.CopyTextureLayer(a, 0, b, 2), device.ErrOutOfBounds)
+	wantErr(t, "CopyTextureLayer of a layer onto itself", d.CopyTextureLayer(a, 1, a, 1), device.ErrInvalidUsage)
+	noSrc := other(func(d *device.TextureDesc) { d.Usage = device.TextureCopyDst })
+	noDst := other(func(d *device.TextureDesc) { d.Usage = device.TextureCopySrc })
+	wantErr(t, "CopyTextureLayer from a texture without TextureCopySrc", d.CopyTextureLayer(noSrc, 0, b, 0), device.ErrInvalidUsage)
+	wantErr(t, "CopyTextureLayer to a texture without TextureCopyDst", d.CopyTextureLayer(a, 0, noDst, 0), device.ErrInvalidUsage)
+	checkTex(t, d, a, wa)
+}
+
+func testGenerateMips(t *testing.T, s *suite) {
+	d := s.device(t)
+	for _, f := range formats {
+		for _, sz := range [][2]uint32{{16, 16}, {13, 7}, {1, 8}, {64, 2}} {
+			t.Run(fmt.Sprintf("%v/%dx%d", f, sz[0], sz[1]), func(t *testing.T) {
+				r := newRand(t.Name())
+				desc := device.TextureDesc{Format: f, Width: sz[0], Height: sz[1], Layers: 2, Mips: device.MaxMips(sz[0], sz[1]), Usage: texRW}
+				tex := mustTexture(t, d, desc)
+				want := fillTex(t, d, r, tex)
+				must(t, d.GenerateMips(tex, 1))
+				checkTex(t, d, tex, want[:1]) // layer 0 untouched
+				equal(t, "layer 1 mip 0", readTex(t, d, tex, 1, 0), want[1][0])
+				// Each level against the filter applied to the level the
+				// device holds above it, so a last-place difference in
+				// RGBA16Float does not compound.
+				for m := uint32(1); m < desc.Mips; m++ {
+					sw, sh := desc.MipSize(m - 1)
+					dw, dh := desc.MipSize(m)
+					ref := refMip(f, readTex(t, d, tex, 1, m-1), sw, sh, dw, dh)
+					got := readTex(t, d, tex, 1, m)
+					compareMip(t, f, m, got, ref)
+				}
+			})
+		}
+	}
+	one := mustTexture(t, d, device.TextureDesc{Format: device.RGBA8Unorm, Width: 4, Height: 4, Usage: texRW})
+	must(t, d.GenerateMips(one, 0)) // one mip: nothing to do
+}
+
+// compareMip compares a generated mip with the reference: exactly, except
+// that RGBA16Float may be one unit off in the last place.
+func compareMip(t *testing.T, f device.TextureFormat, mip uint32, got, want []byte) {
+	t.Helper()
+	if f != device.RGBA16Float {
+		equal(t, fmt.Sprintf("mip %d", mip), got, want)
+		return
+	}
+	for i := 0; i < len(want); i += 2 {
+		g, w := binary.LittleEndian.Uint16(got[i:]), binary.LittleEndian.Uint16(want[i:])
+		if diff := int(g) - int(w); diff < -1 || diff > 1 || g&0x8000 != w&0x8000 {
+			t.Fatalf("mip %d, half %d: %#04x (%g), want %#04x (%g)", mip, i/2, g, fromHalf(g), w, fromHalf(w))
+		}
+	}
+}
+
+func testMultisampled(t *testing.T, s *suite) {
+	d := s.device(t)
+	desc := device.TextureDesc{Format: device.RGBA8Unorm, Width: 16, Height: 16, Samples: 4,
+		Usage: device.TextureRenderAttachment | device.TextureCopySrc | device.TextureCopyDst}
+	a, b := mustTexture(t, d, desc), mustTexture(t, d, desc)
+	must(t, d.CopyTextureLayer(a, 0, b, 0))
+	mip := make([]byte, desc.MipBytes(0))
+	wantErr(t, "WriteTexture to a multisampled texture", d.WriteTexture(a, 0, 0, mip), device.ErrInvalidUsage)
+	wantErr(t, "ReadTexture from a multisampled texture", d.ReadTexture(a, 0, 0, mip), device.ErrInvalidUsage)
+	wantErr(t, "GenerateMips on a multisampled texture", d.GenerateMips(a, 0), device.ErrInvalidUsage)
+	single := mustTexture(t, d, device.TextureDesc{Format: device.RGBA8Unorm, Width: 16, Height: 16, Usage: desc.Usage})
+	wantErr(t, "CopyTextureLayer between sample counts", d.CopyTextureLayer(a, 0, single, 0), device.ErrIncompatible)
+}
