@@ -1,0 +1,229 @@
+package webgpu
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// Buffer is a device.Buffer on a WebGPU device.
+type Buffer struct {
+	dev  *Device
+	desc device.BufferDesc
+	buf  *wgpu.Buffer // nil after Release
+}
+
+var _ device.Buffer = (*Buffer)(nil)
+
+// Desc returns the descriptor the buffer was created with.
+func (b *Buffer) Desc() device.BufferDesc { return b.desc }
+
+// Size returns the buffer's size in bytes.
+func (b *Buffer) Size() uint64 { return b.desc.Size }
+
+// Release frees the buffer once the GPU has finished the work recorded
+// before it. It is idempotent and nil-safe.
+func (b *Buffer) Release() {
+	if b == nil || b.buf == nil {
+		return
+	}
+	b.release()
+}
+
+func (b *Buffer) release() {
+	d := b.dev
+	delete(d.buffers, b)
+	if !d.released {
+		d.graveBuffers = append(d.graveBuffers, b.buf)
+	}
+	b.buf = nil
+}
+
+// internalUsage is the usage a buffer is created with: the caller's, plus
+// Storage where WebGPU allows it, so that Move and Patch can bind it.
+func internalUsage(u device.Usage) wgpu.BufferUsage {
+	if u&(device.MapRead|device.MapWrite) == 0 {
+		u |= device.Storage
+	}
+	return wgpu.BufferUsage(u)
+}
+
+// CreateBuffer creates a zeroed buffer.
+func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := desc.Validate(d.limits); err != nil {
+		return nil, fmt.Errorf("webgpu: create buffer: %w", err)
+	}
+	wb, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
+		Label: desc.Label,
+		Size:  desc.Size,
+		Usage: internalUsage(desc.Usage),
+	})
+	if err != nil {
+		return nil, d.fail(fmt.Sprintf("create buffer %q", desc.Label), err)
+	}
+	b := &Buffer{dev: d, desc: desc, buf: wb}
+	d.buffers[b] = struct{}{}
+	return b, nil
+}
+
+// buffer checks that db is a live buffer of d and has the usage want.
+func (d *Device) buffer(db device.Buffer, role string, want device.Usage) (*Buffer, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	b, ok := db.(*Buffer)
+	if !ok || b == nil || b.dev != d {
+		return nil, fmt.Errorf("webgpu: %s buffer: %w", role, device.ErrInvalidObject)
+	}
+	if b.buf == nil {
+		return nil, fmt.Errorf("webgpu: %s buffer %q: %w", role, b.desc.Label, device.ErrReleased)
+	}
+	if !b.desc.Usage.Has(want) {
+		return nil, fmt.Errorf("webgpu: %s buffer %q has usage %v, needs %v: %w", role, b.desc.Label, b.desc.Usage, want, device.ErrInvalidUsage)
+	}
+	return b, nil
+}
+
+// WriteBuffer writes data to buf at offset. What is recorded so far is
+// submitted first, so that the write lands after it.
+func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error {
+	b, err := d.buffer(db, "write", device.CopyDst)
+	if err != nil {
+		return err
+	}
+	if err := device.CheckRange(b.desc.Size, offset, uint64(len(data))); err != nil {
+		return fmt.Errorf("webgpu: write buffer %q: %w", b.desc.Label, err)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if err := d.flush(); err != nil {
+		return err
+	}
+	if err := d.queue.TryWriteBuffer(b.buf, offset, data); err != nil {
+		return d.fail(fmt.Sprintf("write buffer %q", b.desc.Label), err)
+	}
+	d.queued = true
+	return nil
+}
+
+// CopyBuffer records a copy of size bytes from src to dst.
+func (d *Device) CopyBuffer(dsrc device.Buffer, srcOffset uint64, ddst device.Buffer, dstOffset, size uint64) error {
+	src, err := d.buffer(dsrc, "copy source", device.CopySrc)
+	if err != nil {
+		return err
+	}
+	dst, err := d.buffer(ddst, "copy destination", device.CopyDst)
+	if err != nil {
+		return err
+	}
+	if src == dst {
+		return fmt.Errorf("webgpu: copy within buffer %q: %w", src.desc.Label, device.ErrSameBuffer)
+	}
+	if err := device.CheckRange(src.desc.Size, srcOffset, size); err != nil {
+		return fmt.Errorf("webgpu: copy source %q: %w", src.desc.Label, err)
+	}
+	if err := device.CheckRange(dst.desc.Size, dstOffset, size); err != nil {
+		return fmt.Errorf("webgpu: copy destination %q: %w", dst.desc.Label, err)
+	}
+	if size == 0 {
+		return nil
+	}
+	enc, err := d.encoder()
+	if err != nil {
+		return err
+	}
+	if err := enc.TryCopyBufferToBuffer(src.buf, srcOffset, dst.buf, dstOffset, size); err != nil {
+		return d.fail("copy buffer", err)
+	}
+	d.encUsed = true
+	return nil
+}
+
+// ReadBuffer submits, waits, and copies len(dst) bytes of buf from offset
+// into dst.
+func (d *Device) ReadBuffer(db device.Buffer, offset uint64, dst []byte) error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	b, ok := db.(*Buffer)
+	if ok && b != nil && b.dev == d && b.buf != nil && b.desc.Usage.Has(device.MapRead) {
+		if err := device.CheckRange(b.desc.Size, offset, uint64(len(dst))); err != nil {
+			return fmt.Errorf("webgpu: read buffer %q: %w", b.desc.Label, err)
+		}
+		if len(dst) == 0 {
+			return nil
+		}
+		if err := d.Wait(); err != nil {
+			return err
+		}
+		return d.readMapped(b.buf, offset, dst)
+	}
+	b, err := d.buffer(db, "read", device.CopySrc)
+	if err != nil {
+		return err
+	}
+	if err := device.CheckRange(b.desc.Size, offset, uint64(len(dst))); err != nil {
+		return fmt.Errorf("webgpu: read buffer %q: %w", b.desc.Label, err)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	n := uint64(len(dst))
+	staging, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
+		Label: "gpumem read-back",
+		Size:  n,
+		Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst,
+	})
+	if err != nil {
+		return d.fail("create read-back buffer", err)
+	}
+	defer d.destroyNow(staging)
+	enc, err := d.encoder()
+	if err != nil {
+		return err
+	}
+	if err := enc.TryCopyBufferToBuffer(b.buf, offset, staging, 0, n); err != nil {
+		return d.fail("copy to read-back buffer", err)
+	}
+	d.encUsed = true
+	if err := d.Wait(); err != nil {
+		return err
+	}
+	return d.readMapped(staging, 0, dst)
+}
+
+// destroyNow destroys a buffer of the device's own that no pending work
+// uses.
+func (d *Device) destroyNow(b *wgpu.Buffer) {
+	b.Destroy()
+	b.Release()
+}
+
+// readMapped maps the MapRead buffer b (idle) and copies len(dst) bytes
+// from offset into dst. mapAsync offsets are multiples of 8.
+func (d *Device) readMapped(b *wgpu.Buffer, offset uint64, dst []byte) error {
+	start := offset &^ (device.MapAlignment - 1)
+	size := offset + uint64(len(dst)) - start
+	var status wgpu.MapAsyncStatus
+	if err := b.TryMapAsync(wgpu.MapModeRead, start, size, func(s wgpu.MapAsyncStatus) { status = s }); err != nil {
+		return d.fail("map read-back buffer", err)
+	}
+	d.dev.Poll(true, nil)
+	if status != wgpu.MapAsyncStatusSuccess {
+		if err := b.TryUnmap(); err != nil {
+			_ = d.fail("unmap", err)
+		}
+		d.lost = true
+		return fmt.Errorf("webgpu: map read-back buffer: status %v: %w", status, device.ErrDeviceLost)
+	}
+	copy(dst, b.GetMappedRange(uint(start), uint(size))[offset-start:])
+	if err := b.TryUnmap(); err != nil {
+		return d.fail("unmap read-back buffer", err)
+	}
+	return nil
+}

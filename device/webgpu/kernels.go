@@ -1,0 +1,217 @@
+package webgpu
+
+import (
+	"fmt"
+
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// The compute kernels. Each runs as one dispatch over a table in a storage
+// buffer; workgroups walk the table with a grid-stride loop, so a dispatch
+// needs no more than maxWorkgroups workgroups however long the table is.
+
+const (
+	// workgroupSize is the number of threads of a move or patch workgroup.
+	workgroupSize = 256
+	// chunkBytes is the most bytes one table entry of the move kernels
+	// copies: one 16-byte vec4 per thread of a workgroup. A 64 MiB move is
+	// 16,384 entries, so 16,384 workgroups of 256 threads run it, enough
+	// to fill a large GPU; the table costs 16 bytes per 4 KiB (0.4%).
+	chunkBytes = workgroupSize * 16
+	// maxWorkgroups is the most workgroups of one dispatch (WebGPU's
+	// default maxComputeWorkgroupsPerDimension).
+	maxWorkgroups = 65535
+)
+
+// copyVec4WGSL copies, for every table entry, n vec4<u32> from src[s] to
+// dst[d] (indices in 16-byte units, relative to the bound windows).
+const copyVec4WGSL = `
+struct Entry { s: u32, d: u32, n: u32, pad: u32 };
+@group(0) @binding(0) var<storage, read> table: array<Entry>;
+@group(0) @binding(1) var<storage, read_write> src: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+	let count = arrayLength(&table);
+	for (var c = wg.x; c < count; c += nwg.x) {
+		let e = table[c];
+		for (var i = lid; i < e.n; i += 256u) {
+			dst[e.d + i] = src[e.s + i];
+		}
+	}
+}
+`
+
+// copyWordWGSL is copyVec4WGSL on 32-bit words, for ranges whose source
+// and destination are not both 16-byte aligned.
+const copyWordWGSL = `
+struct Entry { s: u32, d: u32, n: u32, pad: u32 };
+@group(0) @binding(0) var<storage, read> table: array<Entry>;
+@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+	let count = arrayLength(&table);
+	for (var c = wg.x; c < count; c += nwg.x) {
+		let e = table[c];
+		for (var i = lid; i < e.n; i += 256u) {
+			dst[e.d + i] = src[e.s + i];
+		}
+	}
+}
+`
+
+// patchWGSL adds delta to the word at index (relative to the bound window)
+// for every table entry. atomicAdd makes repeated indices add up.
+const patchWGSL = `
+struct Entry { index: u32, delta: u32 };
+@group(0) @binding(0) var<storage, read> table: array<Entry>;
+@group(0) @binding(1) var<storage, read_write> words: array<atomic<u32>>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+	let count = arrayLength(&table);
+	let stride = nwg.x * 256u;
+	for (var i = gid.x; i < count; i += stride) {
+		let e = table[i];
+		atomicAdd(&words[e.index], e.delta);
+	}
+}
+`
+
+// mipWGSL computes one mip level from the one above it, both stored in one
+// buffer as rows of rowWords words (bytesPerRow/4). Each thread makes one
+// 32-bit word of the output, so no two threads write the same word.
+// Texel (x, y) averages texels (2x, 2y), (2x+1, 2y), (2x, 2y+1),
+// (2x+1, 2y+1) of the level above, coordinates clamped; per channel:
+// 8-bit: (a+b+c+d+2)/4; float32: ((a+b)+(c+d))*0.25; float16: the same in
+// float32, rounded to half.
+const mipWGSL = `
+struct Params {
+	inW: u32, inH: u32, outW: u32, outH: u32,
+	inRow: u32, outRow: u32, inBase: u32, outBase: u32,
+	bpt: u32, kind: u32, pad0: u32, pad1: u32,
+};
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> words: array<u32>;
+
+fn inByte(x: u32, y: u32, ch: u32) -> u32 {
+	let b = y * p.inRow * 4u + x * p.bpt + ch;
+	return (words[p.inBase + b / 4u] >> ((b % 4u) * 8u)) & 0xffu;
+}
+
+fn inWord(x: u32, y: u32, w: u32) -> u32 {
+	return words[p.inBase + y * p.inRow + x * (p.bpt / 4u) + w];
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+	let k = gid.x;
+	let y = gid.y;
+	let rowBytes = p.outW * p.bpt;
+	if (y >= p.outH || k * 4u >= rowBytes) {
+		return;
+	}
+	let y0 = min(2u * y, p.inH - 1u);
+	let y1 = min(2u * y + 1u, p.inH - 1u);
+	var res = 0u;
+	if (p.kind == 0u) {
+		for (var j = 0u; j < 4u; j++) {
+			let b = k * 4u + j;
+			if (b < rowBytes) {
+				let x = b / p.bpt;
+				let ch = b % p.bpt;
+				let x0 = min(2u * x, p.inW - 1u);
+				let x1 = min(2u * x + 1u, p.inW - 1u);
+				let s = inByte(x0, y0, ch) + inByte(x1, y0, ch) + inByte(x0, y1, ch) + inByte(x1, y1, ch);
+				res |= ((s + 2u) / 4u) << (j * 8u);
+			}
+		}
+	} else {
+		let wpt = p.bpt / 4u;
+		let x = k / wpt;
+		let w = k % wpt;
+		let x0 = min(2u * x, p.inW - 1u);
+		let x1 = min(2u * x + 1u, p.inW - 1u);
+		let a = inWord(x0, y0, w);
+		let b = inWord(x1, y0, w);
+		let c = inWord(x0, y1, w);
+		let d = inWord(x1, y1, w);
+		if (p.kind == 1u) {
+			let v = ((bitcast<f32>(a) + bitcast<f32>(b)) + (bitcast<f32>(c) + bitcast<f32>(d))) * 0.25;
+			res = bitcast<u32>(v);
+		} else {
+			let v = ((unpack2x16float(a) + unpack2x16float(b)) + (unpack2x16float(c) + unpack2x16float(d))) * 0.25;
+			res = pack2x16float(v);
+		}
+	}
+	words[p.outBase + y * p.outRow + k] = res;
+}
+`
+
+// kernel is one compute pipeline and its bind group layout.
+type kernel struct {
+	pipeline *wgpu.ComputePipeline
+	layout   *wgpu.BindGroupLayout
+}
+
+// kernels are the device's compute pipelines.
+type kernels struct {
+	copyVec4, copyWord, patch, mip kernel
+}
+
+func (k *kernels) release() {
+	if k == nil {
+		return
+	}
+	for _, p := range []*kernel{&k.copyVec4, &k.copyWord, &k.patch, &k.mip} {
+		p.layout.Release()
+		p.pipeline.Release()
+	}
+}
+
+// kernelsOrErr builds the compute pipelines on first use.
+func (d *Device) kernelsOrErr() (*kernels, error) {
+	if d.kernels != nil {
+		return d.kernels, nil
+	}
+	k := &kernels{}
+	for _, s := range []struct {
+		dst  *kernel
+		name string
+		code string
+	}{
+		{&k.copyVec4, "gpumem copy vec4", copyVec4WGSL},
+		{&k.copyWord, "gpumem copy word", copyWordWGSL},
+		{&k.patch, "gpumem patch", patchWGSL},
+		{&k.mip, "gpumem mip", mipWGSL},
+	} {
+		mod, err := d.dev.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{
+			Label:      s.name,
+			WGSLSource: &wgpu.ShaderSourceWGSL{Code: s.code},
+		})
+		if err != nil {
+			k.release()
+			return nil, d.fail(fmt.Sprintf("compile %s", s.name), err)
+		}
+		p, err := d.dev.TryCreateComputePipeline(&wgpu.ComputePipelineDescriptor{
+			Label:   s.name,
+			Compute: wgpu.ProgrammableStageDescriptor{Module: mod, EntryPoint: "main"},
+		})
+		mod.Release()
+		if err != nil {
+			k.release()
+			return nil, d.fail(fmt.Sprintf("create pipeline %s", s.name), err)
+		}
+		*s.dst = kernel{pipeline: p, layout: p.GetBindGroupLayout(0)}
+	}
+	d.kernels = k
+	return k, nil
+}

@@ -1,0 +1,322 @@
+package webgpu
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// Running a plan (see plan.go). The compute path turns each phase of each
+// pass into dispatches of the copy kernels (kernels.go) over a table of
+// chunks of at most chunkBytes; the copy path turns it into
+// copyBufferToBuffer calls through the scratch buffer.
+//
+// A storage binding sees at most maxStorageBufferBindingSize bytes of a
+// buffer (128 MiB by default). A larger buffer is bound through windows of
+// 2H bytes starting at multiples of H (H about half the binding limit): a
+// chunk, far shorter than H, that starts in [kH, (k+1)H) lies inside window
+// k. Chunks are grouped by kernel and by the windows of their source and
+// destination; each group is one dispatch.
+
+// Move applies moves to buf as if one by one, in order.
+func (d *Device) Move(db device.Buffer, moves []device.Move) error {
+	return d.move(db, moves, d.MovePath())
+}
+
+// MoveVia is Move through the given path: MoveCopy or MoveCompute (MoveAuto
+// is the device's own choice). Benchmarks use it to compare the two.
+func (d *Device) MoveVia(path MovePath, db device.Buffer, moves []device.Move) error {
+	if path == MoveAuto {
+		path = d.MovePath()
+	}
+	return d.move(db, moves, path)
+}
+
+func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) error {
+	b, err := d.buffer(db, "move", device.CopySrc|device.CopyDst)
+	if err != nil {
+		return err
+	}
+	if err := device.CheckMoves(b.desc.Size, moves); err != nil {
+		return fmt.Errorf("webgpu: move in buffer %q: %w", b.desc.Label, err)
+	}
+	var p planner
+	p.plan(moves, d.scratchCap(), path == MoveCopy)
+	if len(p.moves) == 0 {
+		return nil
+	}
+	if err := d.ensureScratch(&p); err != nil {
+		return err
+	}
+	if path == MoveCopy {
+		return d.moveCopies(b, &p)
+	}
+	k, err := d.kernelsOrErr()
+	if err != nil {
+		return err
+	}
+	return d.moveCompute(k, b, &p)
+}
+
+// scratchCap is the most bytes one pass gathers: what one storage binding
+// sees, at most 256 MiB, a multiple of 256.
+func (d *Device) scratchCap() uint64 {
+	c := min(d.limits.MaxStorageBufferBindingSize, d.limits.MaxBufferSize, 256<<20)
+	return c &^ 255
+}
+
+// ensureScratch makes the scratch buffer large enough for the plan.
+func (d *Device) ensureScratch(p *planner) error {
+	need := uint64(0)
+	for i := range p.numPasses() {
+		moves, direct := p.pass(i)
+		n := uint64(0)
+		for j, m := range moves {
+			if !direct[j] {
+				n += gatherCost(m.Size)
+			}
+		}
+		need = max(need, n)
+	}
+	if need <= d.scratchSize {
+		return nil
+	}
+	size := min(alignUp(max(need, 2*d.scratchSize, 1<<20), 256), d.scratchCap())
+	s, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
+		Label: "gpumem scratch",
+		Size:  size,
+		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst,
+	})
+	if err != nil {
+		return d.fail("create scratch buffer", err)
+	}
+	if d.scratch != nil {
+		d.graveBuffers = append(d.graveBuffers, d.scratch)
+	}
+	d.scratch, d.scratchSize = s, size
+	return nil
+}
+
+func alignUp(v, a uint64) uint64 { return (v + a - 1) / a * a }
+
+// scratchOffset returns where, at or after off, to put a gathered move's
+// bytes in scratch: at the same offset modulo 16 as its source, so the
+// gather runs on vec4s when the source is 16-byte aligned.
+func scratchOffset(off uint64, m device.Move) uint64 {
+	return alignUp(off, 16) + m.Src%16
+}
+
+// moveCopies runs the plan as copies through scratch.
+func (d *Device) moveCopies(b *Buffer, p *planner) error {
+	enc, err := d.encoder()
+	if err != nil {
+		return err
+	}
+	d.encUsed = true
+	for i := range p.numPasses() {
+		moves, _ := p.pass(i)
+		off := uint64(0)
+		for _, m := range moves {
+			if err := enc.TryCopyBufferToBuffer(b.buf, m.Src, d.scratch, off, m.Size); err != nil {
+				return d.fail("move: copy to scratch", err)
+			}
+			off += alignUp(m.Size, 16)
+		}
+		off = 0
+		for _, m := range moves {
+			if err := enc.TryCopyBufferToBuffer(d.scratch, off, b.buf, m.Dst, m.Size); err != nil {
+				return d.fail("move: copy from scratch", err)
+			}
+			off += alignUp(m.Size, 16)
+		}
+	}
+	return nil
+}
+
+// binding says what a dispatch binds as source or destination.
+type binding struct {
+	scratch bool   // the scratch buffer, whole; else the moved buffer
+	window  uint64 // index of the buffer's window
+}
+
+// group is the table entries of one dispatch.
+type group struct {
+	vec4     bool
+	src, dst binding
+	entries  []uint32 // 4 words an entry: src, dst, count, 0
+}
+
+// tableBuilder collects the chunks of one phase into groups.
+type tableBuilder struct {
+	half   uint64 // H, the window step in bytes; 0: one window, the whole buffer
+	groups []group
+}
+
+func (t *tableBuilder) window(off uint64) (uint64, uint64) {
+	if t.half == 0 {
+		return 0, 0
+	}
+	k := off / t.half
+	return k, k * t.half
+}
+
+func (t *tableBuilder) group(vec4 bool, src, dst binding) *group {
+	for i := range t.groups {
+		g := &t.groups[i]
+		if g.vec4 == vec4 && g.src == src && g.dst == dst {
+			return g
+		}
+	}
+	t.groups = append(t.groups, group{vec4: vec4, src: src, dst: dst})
+	return &t.groups[len(t.groups)-1]
+}
+
+// add adds a copy of n bytes from src (in scratch if srcScratch) to dst (in
+// scratch if dstScratch), in chunks.
+func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
+	if src%16 == dst%16 && n >= 16 {
+		head := (16 - src%16) % 16
+		t.chunks(false, srcScratch, src, dstScratch, dst, head)
+		body := (n - head) &^ 15
+		t.chunks(true, srcScratch, src+head, dstScratch, dst+head, body)
+		t.chunks(false, srcScratch, src+head+body, dstScratch, dst+head+body, n-head-body)
+		return
+	}
+	t.chunks(false, srcScratch, src, dstScratch, dst, n)
+}
+
+func (t *tableBuilder) chunks(vec4 bool, srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
+	unit := uint64(4)
+	if vec4 {
+		unit = 16
+	}
+	for n > 0 {
+		c := min(n, chunkBytes)
+		var sb, db binding
+		var sBase, dBase uint64
+		if srcScratch {
+			sb.scratch = true
+		} else {
+			sb.window, sBase = t.window(src)
+		}
+		if dstScratch {
+			db.scratch = true
+		} else {
+			db.window, dBase = t.window(dst)
+		}
+		g := t.group(vec4, sb, db)
+		g.entries = append(g.entries, uint32((src-sBase)/unit), uint32((dst-dBase)/unit), uint32(c/unit), 0)
+		src, dst, n = src+c, dst+c, n-c
+	}
+}
+
+// moveCompute runs the plan in compute dispatches.
+func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
+	half := uint64(0)
+	if b.desc.Size > d.limits.MaxStorageBufferBindingSize {
+		align := uint64(max(d.limits.StorageOffsetAlignment, 256))
+		half = (d.limits.MaxStorageBufferBindingSize / 2) / align * align
+	}
+	// Build every dispatch's table first: one table buffer for the batch.
+	type dispatch struct {
+		g      group
+		offset uint64 // of the table segment, bytes
+	}
+	var phases [][]group // per pass: gather groups, then scatter groups
+	for i := range p.numPasses() {
+		moves, direct := p.pass(i)
+		gather := tableBuilder{half: half}
+		scatter := tableBuilder{half: half}
+		off := uint64(0)
+		for j, m := range moves {
+			if direct[j] {
+				scatter.add(false, m.Src, false, m.Dst, m.Size)
+				continue
+			}
+			so := scratchOffset(off, m)
+			gather.add(false, m.Src, true, so, m.Size)
+			scatter.add(true, so, false, m.Dst, m.Size)
+			off = so + m.Size
+		}
+		phases = append(phases, gather.groups, scatter.groups)
+	}
+	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 16))
+	var list []dispatch
+	total := uint64(0)
+	for _, gs := range phases {
+		for _, g := range gs {
+			list = append(list, dispatch{g: g, offset: total})
+			total = alignUp(total+uint64(len(g.entries))*4, segAlign)
+		}
+		list = append(list, dispatch{}) // phase boundary marker
+	}
+	table := make([]byte, total)
+	for _, ds := range list {
+		for i, w := range ds.g.entries {
+			binary.LittleEndian.PutUint32(table[ds.offset+uint64(i)*4:], w)
+		}
+	}
+	tb, err := d.dev.TryCreateBufferInit(&wgpu.BufferInitDescriptor{
+		Label:    "gpumem move table",
+		Contents: table,
+		Usage:    wgpu.BufferUsageStorage,
+	})
+	if err != nil {
+		return d.fail("create move table", err)
+	}
+	d.graveBuffers = append(d.graveBuffers, tb)
+
+	enc, err := d.encoder()
+	if err != nil {
+		return err
+	}
+	d.encUsed = true
+	pass := enc.BeginComputePass(nil)
+	for _, ds := range list {
+		g := ds.g
+		if len(g.entries) == 0 {
+			continue
+		}
+		kk := &k.copyWord
+		if g.vec4 {
+			kk = &k.copyVec4
+		}
+		bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
+			Layout: kk.layout,
+			Entries: []wgpu.BindGroupEntry{
+				{Binding: 0, Buffer: tb, Offset: ds.offset, Size: uint64(len(g.entries)) * 4},
+				d.bindingEntry(1, b, g.src, half),
+				d.bindingEntry(2, b, g.dst, half),
+			},
+		})
+		if err != nil {
+			_ = pass.TryEnd()
+			pass.Release()
+			return d.fail("move: bind group", err)
+		}
+		pass.SetPipeline(kk.pipeline)
+		pass.SetBindGroup(0, bg, nil)
+		pass.DispatchWorkgroups(uint32(min(len(g.entries)/4, maxWorkgroups)), 1, 1)
+		bg.Release()
+	}
+	err = pass.TryEnd()
+	pass.Release()
+	if err != nil {
+		return d.fail("move: end compute pass", err)
+	}
+	return nil
+}
+
+// bindingEntry binds the scratch buffer, or window w of b.
+func (d *Device) bindingEntry(slot uint32, b *Buffer, w binding, half uint64) wgpu.BindGroupEntry {
+	if w.scratch {
+		return wgpu.BindGroupEntry{Binding: slot, Buffer: d.scratch, Size: wgpu.WholeSize}
+	}
+	if half == 0 {
+		return wgpu.BindGroupEntry{Binding: slot, Buffer: b.buf, Size: wgpu.WholeSize}
+	}
+	base := w.window * half
+	return wgpu.BindGroupEntry{Binding: slot, Buffer: b.buf, Offset: base, Size: min(2*half, b.desc.Size-base)}
+}

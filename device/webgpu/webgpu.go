@@ -1,0 +1,421 @@
+package webgpu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// ErrNoAdapter is returned by New when no adapter matches the options: no
+// GPU driver is installed (on Linux without a GPU: apt-get install
+// mesa-vulkan-drivers), or the requested backend is missing.
+var ErrNoAdapter = errors.New("webgpu: no adapter")
+
+// MovePath says how Move runs a batch.
+type MovePath uint8
+
+const (
+	// MoveAuto runs moves in compute shaders where the adapter allows it
+	// and falls back to copies otherwise.
+	MoveAuto MovePath = iota
+	// MoveCopy runs every move as two copyBufferToBuffer through a scratch
+	// buffer.
+	MoveCopy
+	// MoveCompute runs moves in compute shaders.
+	MoveCompute
+)
+
+func (p MovePath) String() string {
+	switch p {
+	case MoveCopy:
+		return "copy"
+	case MoveCompute:
+		return "compute"
+	}
+	return "auto"
+}
+
+// Options choose the adapter and how the device runs. The zero value asks
+// for the driver's default adapter; a zero field is taken from the
+// environment (see the package documentation).
+type Options struct {
+	// Backend is "vulkan", "metal", "dx12" or "gl"; empty means any
+	// primary backend (Vulkan, Metal, DX12).
+	Backend string
+	// Power is "low" or "high"; empty leaves the choice to the driver.
+	Power string
+	// Fallback forces the fallback (software) adapter.
+	Fallback bool
+	// Moves chooses how Move runs.
+	Moves MovePath
+	// Label names the device in errors.
+	Label string
+	// Limits lowers the adapter's limits: a nonzero field below the
+	// adapter's value replaces it, so tests can exercise large-buffer
+	// paths (storage binding windows, scratch limits) on small buffers.
+	Limits device.Limits
+}
+
+// FromEnv returns o with every zero field filled in from the environment
+// variables GPUMEM_WEBGPU_BACKEND, GPUMEM_WEBGPU_POWER,
+// GPUMEM_WEBGPU_FALLBACK and GPUMEM_WEBGPU_MOVES.
+func (o Options) FromEnv() Options {
+	if o.Backend == "" {
+		o.Backend = os.Getenv("GPUMEM_WEBGPU_BACKEND")
+	}
+	if o.Power == "" {
+		o.Power = os.Getenv("GPUMEM_WEBGPU_POWER")
+	}
+	if !o.Fallback {
+		switch strings.ToLower(os.Getenv("GPUMEM_WEBGPU_FALLBACK")) {
+		case "1", "true", "yes":
+			o.Fallback = true
+		}
+	}
+	if o.Moves == MoveAuto {
+		switch strings.ToLower(os.Getenv("GPUMEM_WEBGPU_MOVES")) {
+		case "copy":
+			o.Moves = MoveCopy
+		case "compute":
+			o.Moves = MoveCompute
+		}
+	}
+	return o
+}
+
+// Instance backend bits (WGPUInstanceBackend in wgpu.h; the binding has no
+// constants for them).
+const (
+	instanceVulkan  wgpu.InstanceBackend = 1 << 0
+	instanceGL      wgpu.InstanceBackend = 1 << 1
+	instanceMetal   wgpu.InstanceBackend = 1 << 2
+	instanceDX12    wgpu.InstanceBackend = 1 << 3
+	instancePrimary                      = instanceVulkan | instanceMetal | instanceDX12
+)
+
+func (o Options) adapterOptions() (wgpu.InstanceBackend, wgpu.RequestAdapterOptions, error) {
+	ro := wgpu.RequestAdapterOptions{ForceFallbackAdapter: o.Fallback}
+	var backends wgpu.InstanceBackend
+	switch strings.ToLower(o.Backend) {
+	case "":
+		backends = instancePrimary
+	case "vulkan", "vk":
+		backends, ro.BackendType = instanceVulkan, wgpu.BackendTypeVulkan
+	case "metal":
+		backends, ro.BackendType = instanceMetal, wgpu.BackendTypeMetal
+	case "dx12", "d3d12":
+		backends, ro.BackendType = instanceDX12, wgpu.BackendTypeD3D12
+	case "gl", "gles", "opengl":
+		backends, ro.BackendType = instanceGL, wgpu.BackendTypeOpenGLES
+	default:
+		return 0, ro, fmt.Errorf("webgpu: unknown backend %q (want vulkan, metal, dx12 or gl)", o.Backend)
+	}
+	switch strings.ToLower(o.Power) {
+	case "":
+	case "low", "low-power":
+		ro.PowerPreference = wgpu.PowerPreferenceLowPower
+	case "high", "high-performance":
+		ro.PowerPreference = wgpu.PowerPreferenceHighPerformance
+	default:
+		return 0, ro, fmt.Errorf("webgpu: unknown power preference %q (want low or high)", o.Power)
+	}
+	return backends, ro, nil
+}
+
+// AdapterInfo describes the adapter a Device runs on.
+type AdapterInfo struct {
+	Name        string // device name, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
+	Vendor      string
+	Description string // driver description
+	Backend     string // "vulkan", "metal", "d3d12", "open-gles", ...
+	Type        string // "discrete", "integrated", "cpu" or "unknown"
+}
+
+func (a AdapterInfo) String() string {
+	return fmt.Sprintf("%s (%s, %s, %s)", a.Name, a.Backend, a.Type, a.Description)
+}
+
+// Device is a device.Device on a WebGPU adapter. It is not safe for
+// concurrent use.
+type Device struct {
+	opts     Options
+	instance *wgpu.Instance
+	adapter  *wgpu.Adapter
+	dev      *wgpu.Device
+	queue    *wgpu.Queue
+	info     AdapterInfo
+	limits   device.Limits
+	wlimits  wgpu.Limits
+
+	enc     *wgpu.CommandEncoder // pending commands; nil when none
+	encUsed bool                 // enc holds at least one command
+	// queued: a queue write waits for the next submit.
+	queued   bool
+	released bool
+	lost     bool
+
+	buffers  map[*Buffer]struct{}  // live buffers
+	textures map[*Texture]struct{} // live textures
+	// graveyard holds objects released while the GPU may still use them;
+	// they are destroyed once the queue is idle.
+	graveBuffers  []*wgpu.Buffer
+	graveTextures []*wgpu.Texture
+
+	kernels *kernels // compute pipelines, built on first use
+	scratch *wgpu.Buffer
+	// scratchSize is the size of scratch in bytes, 0 when there is none.
+	scratchSize uint64
+}
+
+var _ device.Device = (*Device)(nil)
+
+// New opens a device on the adapter that opts (completed from the
+// environment) select. It returns an error wrapping ErrNoAdapter when there
+// is none.
+func New(opts Options) (*Device, error) {
+	opts = opts.FromEnv()
+	backends, ro, err := opts.adapterOptions()
+	if err != nil {
+		return nil, err
+	}
+	instance := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Backends: backends})
+	adapter, err := instance.RequestAdapter(&ro)
+	if err != nil || adapter == nil {
+		instance.Release()
+		return nil, fmt.Errorf("webgpu: backend %q power %q fallback %v: %w (on Linux without a GPU: apt-get install mesa-vulkan-drivers)",
+			opts.Backend, opts.Power, opts.Fallback, ErrNoAdapter)
+	}
+	wi := adapter.GetInfo()
+	info := AdapterInfo{
+		Name:        wi.Device,
+		Vendor:      wi.Vendor,
+		Description: wi.Description,
+		Backend:     wi.BackendType.String(),
+		Type:        adapterType(wi.AdapterType),
+	}
+	wl := adapter.GetLimits()
+	// Ask for every limit the adapter offers. No device-lost callback: the
+	// binding stores a Go pointer in C memory for it, which cgo's checks
+	// reject.
+	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{Label: opts.Label, RequiredLimits: &wl})
+	if err != nil || dev == nil {
+		adapter.Release()
+		instance.Release()
+		return nil, fmt.Errorf("webgpu: request device on %v: %v: %w", info, err, ErrNoAdapter)
+	}
+	d := &Device{
+		opts:     opts,
+		instance: instance,
+		adapter:  adapter,
+		dev:      dev,
+		queue:    dev.GetQueue(),
+		info:     info,
+		wlimits:  wl,
+		buffers:  map[*Buffer]struct{}{},
+		textures: map[*Texture]struct{}{},
+	}
+	d.limits = device.Limits{
+		MaxBufferSize:               wl.MaxBufferSize &^ (device.CopyAlignment - 1),
+		MaxStorageBufferBindingSize: wl.MaxStorageBufferBindingSize &^ (device.CopyAlignment - 1),
+		MaxUniformBufferBindingSize: wl.MaxUniformBufferBindingSize,
+		UniformOffsetAlignment:      wl.MinUniformBufferOffsetAlignment,
+		StorageOffsetAlignment:      wl.MinStorageBufferOffsetAlignment,
+		MaxTextureSize2D:            wl.MaxTextureDimension2D,
+		MaxArrayLayers:              wl.MaxTextureArrayLayers,
+		CopyAlignment:               device.CopyAlignment,
+		MapAlignment:                device.MapAlignment,
+	}
+	d.limits = lower(d.limits, opts.Limits)
+	return d, nil
+}
+
+// lower returns l with every nonzero field of cap that is smaller than l's
+// in its place.
+func lower(l, cap device.Limits) device.Limits {
+	low64 := func(v *uint64, c uint64) {
+		if c != 0 && c < *v {
+			*v = c
+		}
+	}
+	low32 := func(v *uint32, c uint32) {
+		if c != 0 && c < *v {
+			*v = c
+		}
+	}
+	low64(&l.MaxBufferSize, cap.MaxBufferSize)
+	low64(&l.MaxStorageBufferBindingSize, cap.MaxStorageBufferBindingSize)
+	low64(&l.MaxUniformBufferBindingSize, cap.MaxUniformBufferBindingSize)
+	low32(&l.MaxTextureSize2D, cap.MaxTextureSize2D)
+	low32(&l.MaxArrayLayers, cap.MaxArrayLayers)
+	// Alignments may only grow: a larger power of two is still valid.
+	if cap.UniformOffsetAlignment > l.UniformOffsetAlignment {
+		l.UniformOffsetAlignment = cap.UniformOffsetAlignment
+	}
+	if cap.StorageOffsetAlignment > l.StorageOffsetAlignment {
+		l.StorageOffsetAlignment = cap.StorageOffsetAlignment
+	}
+	return l
+}
+
+func adapterType(t wgpu.AdapterType) string {
+	switch t {
+	case wgpu.AdapterTypeDiscreteGPU:
+		return "discrete"
+	case wgpu.AdapterTypeIntegratedGPU:
+		return "integrated"
+	case wgpu.AdapterTypeCPU:
+		return "cpu"
+	}
+	return "unknown"
+}
+
+// Info describes the adapter the device runs on.
+func (d *Device) Info() AdapterInfo { return d.info }
+
+// Limits returns the device's limits, as the adapter reports them.
+func (d *Device) Limits() device.Limits { return d.limits }
+
+// MovePath reports how Move runs on this device: MoveCompute or MoveCopy.
+func (d *Device) MovePath() MovePath {
+	if d.opts.Moves == MoveCopy {
+		return MoveCopy
+	}
+	return MoveCompute
+}
+
+// usable returns nil if the device can take a call.
+func (d *Device) usable() error {
+	switch {
+	case d == nil:
+		return fmt.Errorf("webgpu: nil device: %w", device.ErrInvalidObject)
+	case d.released:
+		return fmt.Errorf("webgpu: device: %w", device.ErrReleased)
+	case d.lost:
+		return fmt.Errorf("webgpu: device: %w", device.ErrDeviceLost)
+	}
+	return nil
+}
+
+// encoder returns the pending command encoder, creating one if needed.
+func (d *Device) encoder() (*wgpu.CommandEncoder, error) {
+	if d.enc != nil {
+		return d.enc, nil
+	}
+	enc, err := d.dev.TryCreateCommandEncoder(nil)
+	if err != nil {
+		return nil, d.fail("create command encoder", err)
+	}
+	d.enc = enc
+	d.encUsed = false
+	return enc, nil
+}
+
+// flush submits the pending command encoder, if it holds any command.
+func (d *Device) flush() error {
+	if d.enc == nil || !d.encUsed {
+		if d.enc != nil {
+			d.enc.Release()
+			d.enc = nil
+		}
+		if d.queued {
+			// Queue writes run at the next submit; an empty one will do.
+			d.queue.Submit()
+			d.queued = false
+		}
+		return nil
+	}
+	enc := d.enc
+	d.enc = nil
+	d.queued = false
+	cb, err := enc.TryFinish(nil)
+	enc.Release()
+	if err != nil {
+		return d.fail("finish commands", err)
+	}
+	d.queue.Submit(cb)
+	cb.Release()
+	return nil
+}
+
+// Submit hands the recorded work to the GPU without waiting, and destroys
+// released objects if the queue has gone idle.
+func (d *Device) Submit() error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	if err := d.flush(); err != nil {
+		return err
+	}
+	if d.dev.Poll(false, nil) {
+		d.bury()
+	}
+	return nil
+}
+
+// Wait submits the recorded work and blocks until the GPU has finished all
+// submitted work; then it destroys every object released before the call.
+func (d *Device) Wait() error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	if err := d.flush(); err != nil {
+		return err
+	}
+	d.dev.Poll(true, nil)
+	d.bury()
+	return nil
+}
+
+// bury destroys the objects in the graveyard. The queue must be idle.
+func (d *Device) bury() {
+	for _, b := range d.graveBuffers {
+		b.Destroy()
+		b.Release()
+	}
+	clear(d.graveBuffers)
+	d.graveBuffers = d.graveBuffers[:0]
+	for _, t := range d.graveTextures {
+		t.Destroy()
+		t.Release()
+	}
+	clear(d.graveTextures)
+	d.graveTextures = d.graveTextures[:0]
+}
+
+// Release waits for the GPU, destroys every buffer and texture the device
+// holds, and releases the device. It is idempotent and nil-safe.
+func (d *Device) Release() {
+	if d == nil || d.released {
+		return
+	}
+	if !d.lost {
+		_ = d.flush()
+		d.dev.Poll(true, nil)
+	}
+	for b := range d.buffers {
+		b.release()
+	}
+	for t := range d.textures {
+		t.release()
+	}
+	if d.scratch != nil {
+		d.graveBuffers = append(d.graveBuffers, d.scratch)
+		d.scratch, d.scratchSize = nil, 0
+	}
+	d.bury()
+	d.kernels.release()
+	d.kernels = nil
+	if d.enc != nil {
+		d.enc.Release()
+		d.enc = nil
+	}
+	d.released = true
+	d.queue.Release()
+	d.dev.Release()
+	d.adapter.Release()
+	d.instance.Release()
+}
