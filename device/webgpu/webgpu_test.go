@@ -52,7 +52,7 @@ func TestConformanceCopyPath(t *testing.T) {
 func TestConformanceSmallLimits(t *testing.T) {
 	devicetest.Run(t, open(webgpu.Options{Limits: device.Limits{
 		MaxBufferSize:               8 << 20,
-		MaxStorageBufferBindingSize: 1 << 20,
+		MaxStorageBufferBindingSize: 4 << 20,
 		MaxTextureSize2D:            64,
 		MaxArrayLayers:              16,
 	}}))
