@@ -334,6 +334,13 @@ func (a *Allocator) Lookup(h Allocation) (Allocation, error) {
 	return a.handle(idx), nil
 }
 
+// ID returns a small integer naming the allocation among the live ones of
+// its allocator: below the node limit given to New, the same for every copy
+// of h and for the allocation's whole life, and reused by a later
+// allocation once this one is freed. Callers index side tables with it.
+// The zero Allocation's ID is 0, which a live allocation may also have.
+func (h Allocation) ID() uint32 { return h.node }
+
 func (a *Allocator) handle(idx uint32) Allocation {
 	n := &a.nodes[idx]
 	return Allocation{Offset: n.off, Size: n.size, node: idx, gen: n.gen, owner: a.id}

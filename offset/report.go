@@ -41,6 +41,16 @@ func (a *Allocator) LargestFree() uint32 {
 	return largest
 }
 
+// Tail returns the size of the free region at the end of the range, 0 when
+// the range ends with an allocation. Growing by k units makes a free region
+// of Tail()+k units. O(1).
+func (a *Allocator) Tail() uint32 {
+	if n := &a.nodes[a.last]; !n.used {
+		return n.size
+	}
+	return 0
+}
+
 func (a *Allocator) topBin() (uint32, bool) {
 	if a.topMask == 0 {
 		return 0, false
