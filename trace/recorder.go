@@ -18,9 +18,9 @@ type Allocator[H any] interface {
 // refuses is in the trace too, so a replay counts it as a failure (or, under
 // a better policy, serves it; since the program never frees what it was
 // refused, such an allocation then stays live to the end of the replay). A
-// successful Free writes "f id"; a Free of a handle the Recorder did not
-// hand out, or handed out and saw freed, is passed to the allocator (which
-// reports the error) and not written.
+// successful Free of a handle the Recorder handed out writes "f id"; any
+// other Free (a handle from elsewhere, or one freed already) is passed to
+// the allocator and not written. A failed Free writes nothing.
 //
 // H values must be comparable and identify one allocation while it is live.
 // The Recorder keeps a map from live handles to ids. Write errors do not

@@ -1,0 +1,108 @@
+package trace_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/gpumem/gpumem/offset"
+	"github.com/gpumem/gpumem/trace"
+)
+
+// FuzzReader feeds arbitrary bytes to the parser. It must never panic: it
+// either returns a *ParseError or a trace that is well formed, in which case
+// writing the ops back and reading them again gives the same ops, and the
+// Program replays without error.
+func FuzzReader(f *testing.F) {
+	for _, name := range []string{"testdata/small.trace", "testdata/gzipped.trace"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{
+		"", "capacity 1\n", "capacity 0\n", "# gpumem-trace v2\ncapacity 3\n",
+		"capacity 10\na 1 5\na 2 5\nf 1\na 1 1\nf 2\nf 1\n",
+		"capacity 10\na 1 5\na 1 5\n", "capacity 10\nf 9\n", "capacity 4294967295\na 18446744073709551615 4294967295\n",
+		"capacity 3\r\na\t1 1\r\n\n#\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := trace.NewReader(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			checkParseError(t, err)
+			return
+		}
+		var ops []trace.Op
+		for {
+			op, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				checkParseError(t, err)
+				return
+			}
+			if op.Slot >= tr.Slots() {
+				t.Fatalf("slot %d not below Slots %d", op.Slot, tr.Slots())
+			}
+			ops = append(ops, op)
+		}
+
+		var buf bytes.Buffer
+		w, err := trace.NewWriter(&buf, tr.Capacity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range ops {
+			if op.Kind == trace.Alloc {
+				w.Alloc(op.ID, op.Size)
+			} else {
+				w.Free(op.ID)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		text := buf.Bytes()
+		tr2, ops2, err := readAll(t, bytes.NewReader(text), "again")
+		if err != nil {
+			t.Fatalf("reading back: %v", err)
+		}
+		if tr2.Capacity() != tr.Capacity() || !reflect.DeepEqual(ops, ops2) {
+			t.Fatalf("round trip changed the trace")
+		}
+
+		p, err := trace.ReadProgram(bytes.NewReader(text), "again")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := trace.NewReplayer(p)
+		if err != nil {
+			t.Fatalf("Program from Load refused: %v", err)
+		}
+		a, err := offset.New(p.Capacity, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Run(a); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func checkParseError(t *testing.T, err error) {
+	t.Helper()
+	var pe *trace.ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %T %v is not a *ParseError", err, err)
+	}
+	if pe.Name != "fuzz" || pe.Line < 0 {
+		t.Fatalf("bad position in %v", err)
+	}
+}
