@@ -40,7 +40,8 @@ var (
 	// creation with unknown flags or a forbidden combination (MapRead with
 	// anything but CopyDst, MapWrite with anything but CopySrc, storage on a
 	// format without storage support, a multisampled texture without
-	// RenderAttachment), or an operation the texture's sample count forbids.
+	// RenderAttachment), an operation the texture's sample count forbids, or
+	// a texture layer copied onto itself.
 	ErrInvalidUsage = errors.New("device: invalid usage")
 
 	// ErrInvalidAlignment is returned when a buffer offset or size is not a
