@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"TextureErrors", testTextureErrors},
 		{"CopyTextureLayer", testCopyTextureLayer},
 		{"GenerateMips", testGenerateMips},
+		{"TextureOrder", testTextureOrder},
 		{"Multisampled", testMultisampled},
 		{"Release", testRelease},
 		{"ForeignAndNil", testForeignAndNil},
