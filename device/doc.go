@@ -20,9 +20,11 @@
 // recorded work to the GPU; Wait blocks until everything submitted has
 // finished; ReadBuffer and ReadTexture submit and wait by themselves.
 //
-// A call that returns an error, other than [ErrDeviceLost], has had no
+// A call rejected for its arguments or state (every sentinel but
+// [ErrDeviceLost] and, from Submit or Wait, [ErrOutOfMemory]) has had no
 // effect: batches ([Device.Move], [Device.Patch]) are validated whole before
-// any of their entries runs.
+// any of their entries runs. Submit and Wait may report a failure of earlier
+// work that the GPU found only when running it.
 //
 // Errors are values: every error returned wraps one of the sentinels in
 // errors.go with context; test them with errors.Is.
