@@ -42,22 +42,22 @@ func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) erro
 	if err := device.CheckMoves(b.desc.Size, moves); err != nil {
 		return fmt.Errorf("webgpu: move in buffer %q: %w", b.desc.Label, err)
 	}
-	var p planner
+	p := &d.planner
 	p.plan(moves, d.scratchCap(), path == MoveCopy)
 	if len(p.moves) == 0 {
 		return nil
 	}
-	if err := d.ensureScratch(&p); err != nil {
+	if err := d.ensureScratch(p); err != nil {
 		return err
 	}
 	if path == MoveCopy {
-		return d.moveCopies(b, &p)
+		return d.moveCopies(b, p)
 	}
 	k, err := d.kernelsOrErr()
 	if err != nil {
 		return err
 	}
-	return d.moveCompute(k, b, &p)
+	return d.moveCompute(k, b, p)
 }
 
 // scratchCap is the most bytes one pass gathers: what one storage binding

@@ -1,6 +1,8 @@
 package webgpu
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/gpumem/gpumem/device"
@@ -56,6 +58,7 @@ type planner struct {
 	direct []bool        // per move: runs in phase 2 without scratch
 	passes []int         // pass i is moves[passes[i]:passes[i+1]]
 	dsts   []span        // destinations of the pass being built, sorted, disjoint
+	order  []int32       // move indices by destination (onePass)
 }
 
 // plan fills p for moves with gathering limited to scratchCap bytes a pass
@@ -83,8 +86,17 @@ func (p *planner) plan(moves []device.Move, scratchCap uint64, allGathered bool)
 			}
 		}
 	}
-	p.direct = append(p.direct[:0], make([]bool, len(p.moves))...)
+	n := len(p.moves)
+	p.direct = slices.Grow(p.direct[:0], n)[:n]
+	clear(p.direct)
 	p.passes = append(p.passes[:0], 0)
+	if n == 0 {
+		return
+	}
+	if p.onePass(allGathered) {
+		p.cut(0, n, scratchCap)
+		return
+	}
 	p.dsts = p.dsts[:0]
 	start := 0
 	for i, m := range p.moves {
@@ -95,29 +107,79 @@ func (p *planner) plan(moves []device.Move, scratchCap uint64, allGathered bool)
 		}
 		p.insert(span{m.Dst, m.Dst + m.Size})
 	}
-	if len(p.moves) > 0 {
-		p.closePass(start, len(p.moves), scratchCap, allGathered)
+	p.closePass(start, n, scratchCap, allGathered)
+}
+
+// onePass reports whether the whole batch is one pass, and if so classifies
+// its moves: the fast path for the common batches (a sweep, a set of
+// disjoint moves), O(n) for destinations in increasing or decreasing order,
+// O(n log n) otherwise. The batch is one pass when its destinations are
+// disjoint and no move's source overlaps the destination of an earlier move.
+func (p *planner) onePass(allGathered bool) bool {
+	n := len(p.moves)
+	p.order = slices.Grow(p.order[:0], n)[:n]
+	up, down := true, true
+	for i := 1; i < n; i++ {
+		a, b := p.moves[i-1].Dst, p.moves[i].Dst
+		up = up && a < b
+		down = down && a > b
 	}
+	for i := range p.order {
+		p.order[i] = int32(i)
+		if down {
+			p.order[i] = int32(n - 1 - i)
+		}
+	}
+	if !up && !down {
+		slices.SortFunc(p.order, func(a, b int32) int { return cmp.Compare(p.moves[a].Dst, p.moves[b].Dst) })
+	}
+	dst := func(k int) span {
+		m := p.moves[p.order[k]]
+		return span{m.Dst, m.Dst + m.Size}
+	}
+	for k := 1; k < n; k++ {
+		if dst(k-1).hi > dst(k).lo {
+			return false
+		}
+	}
+	for j, m := range p.moves {
+		s := span{m.Src, m.Src + m.Size}
+		k := sort.Search(n, func(k int) bool { return dst(k).hi > s.lo })
+		direct := !allGathered
+		for ; k < n && dst(k).lo < s.hi; k++ {
+			if int(p.order[k]) < j {
+				return false
+			}
+			direct = false
+		}
+		p.direct[j] = direct
+	}
+	return true
 }
 
 // closePass classifies moves[start:end] (their destinations are in p.dsts)
-// and records the pass, cut where the gathered bytes exceed scratchCap.
+// and records the pass.
 func (p *planner) closePass(start, end int, scratchCap uint64, allGathered bool) {
-	gathered := uint64(0)
 	for i := start; i < end; i++ {
 		m := p.moves[i]
-		direct := !allGathered && !p.overlaps(span{m.Src, m.Src + m.Size})
-		p.direct[i] = direct
-		if direct {
+		p.direct[i] = !allGathered && !p.overlaps(span{m.Src, m.Src + m.Size})
+	}
+	p.cut(start, end, scratchCap)
+}
+
+// cut records the classified pass moves[start:end], cut where its gathered
+// bytes exceed scratchCap. The moves keep their class: a source that
+// overlaps no destination of the whole pass overlaps none of a part of it.
+// (A gathered move might have become direct; gathering it anyway is still
+// correct.)
+func (p *planner) cut(start, end int, scratchCap uint64) {
+	gathered := uint64(0)
+	for i := start; i < end; i++ {
+		if p.direct[i] {
 			continue
 		}
-		cost := gatherCost(m.Size)
-		if gathered+cost > scratchCap {
-			// Cut before move i. The moves before the cut keep their
-			// class: their sources still overlap no destination of
-			// the shorter pass if they did not overlap one of the
-			// longer. (A gathered one might have become direct;
-			// gathering it anyway is still correct.)
+		cost := gatherCost(p.moves[i].Size)
+		if gathered+cost > scratchCap && i > start {
 			p.passes = append(p.passes, i)
 			gathered = 0
 		}

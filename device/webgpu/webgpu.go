@@ -166,6 +166,7 @@ type Device struct {
 	graveTextures []*wgpu.Texture
 
 	kernels *kernels // compute pipelines, built on first use
+	planner planner  // reused by every Move
 	scratch *wgpu.Buffer
 	// scratchSize is the size of scratch in bytes, 0 when there is none.
 	scratchSize uint64

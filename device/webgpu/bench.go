@@ -1,0 +1,169 @@
+package webgpu
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// Throughput measurement shared by the package benchmarks and the
+// `gpumem devbench` subcommand.
+//
+// Throughput counts the bytes a move reads plus the bytes it writes (twice
+// its size), over the GPU time of the batch: from the submit to the end of
+// the work (Wait). Bytes the backend moves on its own (a trip through
+// scratch) are not counted: the number says how fast the caller's data
+// moves. Recording time is the CPU time of the Move or CopyBuffer call
+// itself: validation, planning, writing the table, encoding.
+
+// BenchCase is one measured operation.
+type BenchCase struct {
+	// Name says what is measured, e.g. "copyBufferToBuffer 256 MiB" or
+	// "moves of 4 KiB".
+	Name string
+	// Path is "buffer" (one copyBufferToBuffer between two buffers),
+	// "copy" (moves within one buffer as copyBufferToBuffer through
+	// scratch), "compute" (moves in the move kernels), or "sweep"
+	// (compute, on blocks that slide over themselves, so every byte goes
+	// through scratch).
+	Path string
+	// MoveBytes is the size of each move; Moves is the number of moves in
+	// the batch. A plain copy is one move.
+	MoveBytes uint64
+	Moves     int
+}
+
+// BenchResult is the measurement of one BenchCase: the median over the
+// iterations.
+type BenchResult struct {
+	BenchCase
+	// Bytes is read plus written per batch: 2 × Moves × MoveBytes.
+	Bytes uint64
+	// Record is the CPU time to record one batch.
+	Record time.Duration
+	// GPU is the time from submit to completion of one batch.
+	GPU time.Duration
+}
+
+// GBps is the throughput in GB/s (10^9 bytes a second).
+func (r BenchResult) GBps() float64 {
+	if r.GPU <= 0 {
+		return 0
+	}
+	return float64(r.Bytes) / r.GPU.Seconds() / 1e9
+}
+
+// RecordPerMove is the recording time per move.
+func (r BenchResult) RecordPerMove() time.Duration {
+	return r.Record / time.Duration(max(r.Moves, 1))
+}
+
+// BenchCases returns the standard cases for batches of total bytes: one
+// copyBufferToBuffer of total bytes, then moves of 4 KiB, 64 KiB, 1 MiB and
+// 64 MiB (as many as fit in total) through the copy path and through the
+// compute path, then a sweep of 64 KiB blocks through compute.
+func BenchCases(total uint64) []BenchCase {
+	cases := []BenchCase{{Name: "copyBufferToBuffer " + sizeName(total), Path: "buffer", MoveBytes: total, Moves: 1}}
+	for _, path := range []string{"copy", "compute"} {
+		for _, s := range []uint64{4 << 10, 64 << 10, 1 << 20, 64 << 20} {
+			if s > total {
+				continue
+			}
+			cases = append(cases, BenchCase{Name: "moves of " + sizeName(s), Path: path, MoveBytes: s, Moves: int(total / s)})
+		}
+	}
+	if total >= 64<<10 {
+		cases = append(cases, BenchCase{Name: "sweep of " + sizeName(64<<10), Path: "sweep", MoveBytes: 64 << 10, Moves: int(total / (64 << 10))})
+	}
+	return cases
+}
+
+func sizeName(n uint64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// Bench measures c on d: one warm-up batch, then iters batches; the result
+// holds the medians. It needs a buffer of twice the batch's bytes (one for
+// a plain copy, plus its destination).
+func (d *Device) Bench(c BenchCase, iters int) (BenchResult, error) {
+	res := BenchResult{BenchCase: c, Bytes: 2 * c.MoveBytes * uint64(c.Moves)}
+	total := c.MoveBytes * uint64(c.Moves)
+	var run func() error
+	switch {
+	case c.Path == "buffer":
+		src, err := d.CreateBuffer(device.BufferDesc{Label: "bench source", Size: total, Usage: device.CopySrc | device.CopyDst})
+		if err != nil {
+			return res, err
+		}
+		defer src.Release()
+		dst, err := d.CreateBuffer(device.BufferDesc{Label: "bench destination", Size: total, Usage: device.CopySrc | device.CopyDst})
+		if err != nil {
+			return res, err
+		}
+		defer dst.Release()
+		run = func() error { return d.CopyBuffer(src, 0, dst, 0, total) }
+	default:
+		buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench moves", Size: 2 * total, Usage: device.CopySrc | device.CopyDst})
+		if err != nil {
+			return res, err
+		}
+		defer buf.Release()
+		path := MoveCompute
+		if c.Path == "copy" {
+			path = MoveCopy
+		}
+		moves := make([]device.Move, c.Moves)
+		for i := range moves {
+			off := uint64(i) * c.MoveBytes
+			if c.Path == "sweep" {
+				// Each block slides down by a quarter of its size,
+				// over itself: the compaction sweep's worst case.
+				moves[i] = device.Move{Src: c.MoveBytes/4 + off, Dst: off, Size: c.MoveBytes}
+				continue
+			}
+			// Upper half to lower half, in reverse order so that
+			// neighbours in the batch are not neighbours in memory.
+			moves[i] = device.Move{Src: total + off, Dst: total - c.MoveBytes - off, Size: c.MoveBytes}
+		}
+		run = func() error { return d.MoveVia(path, buf, moves) }
+	}
+	if err := d.Wait(); err != nil {
+		return res, err
+	}
+	var records, gpus []time.Duration
+	for i := range iters + 1 {
+		t0 := time.Now()
+		if err := run(); err != nil {
+			return res, err
+		}
+		t1 := time.Now()
+		if err := d.Wait(); err != nil {
+			return res, err
+		}
+		t2 := time.Now()
+		if i > 0 {
+			records = append(records, t1.Sub(t0))
+			gpus = append(gpus, t2.Sub(t1))
+		}
+	}
+	res.Record, res.GPU = median(records), median(gpus)
+	return res, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
