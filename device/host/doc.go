@@ -13,8 +13,8 @@
 // byte budget, loss after N submits), and [Device.FailNextCreates],
 // [Device.SetByteBudget] and [Device.Lose] arm them mid-test. A failed
 // creation returns device.ErrOutOfMemory and leaves the device usable; a
-// lost device returns device.ErrDeviceLost from every later call except
-// Release.
+// lost device returns device.ErrDeviceLost from every later device.Device
+// call except Limits and Release.
 //
 // # Statistics
 //
