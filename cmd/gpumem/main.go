@@ -1,0 +1,125 @@
+// Command gpumem is the gpumem command line: tools to study GPU memory
+// allocation patterns with the gpumem allocators.
+//
+// Usage:
+//
+//	gpumem <command> [flags] [arguments]
+//	gpumem help [command]
+//
+// Each command lives in a file of its name and is one entry of the commands
+// table below. Exit status: 0 on success, 1 when the command failed, 2 for a
+// usage error (unknown command, bad flag or argument).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// A command is one subcommand of gpumem. run parses its own flags from args
+// (writing usage to stderr on a flag error, as flag.ContinueOnError does)
+// and returns nil, flag.ErrHelp after -h, a *usageError, or any other error
+// for a failure.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the table of subcommands, in the order help lists them.
+var commands = []command{
+	{"replay", "replay allocation traces against the offset allocator", runReplay},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError is an error in how a command was called (exit status 2).
+// reported means the message was written already (by the flag package).
+type usageError struct {
+	msg      string
+	reported bool
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a *usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// run runs gpumem with the arguments after the program name and returns the
+// exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		return help(rest, stdout, stderr)
+	}
+	cmd, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "gpumem: unknown command %q\nRun 'gpumem help' for usage.\n", name)
+		return 2
+	}
+	return exitStatus(cmd, cmd.run(rest, stdout, stderr), stderr)
+}
+
+// exitStatus reports err on stderr and returns the exit status for it.
+func exitStatus(cmd command, err error, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		if !ue.reported {
+			fmt.Fprintf(stderr, "gpumem %s: %s\nRun 'gpumem help %s' for usage.\n", cmd.name, ue.msg, cmd.name)
+		}
+		return 2
+	}
+	fmt.Fprintf(stderr, "gpumem %s: %v\n", cmd.name, err)
+	return 1
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// help prints the command list, or one command's usage, on stdout.
+func help(args []string, stdout, stderr io.Writer) int {
+	switch len(args) {
+	case 0:
+		usage(stdout)
+		return 0
+	case 1:
+		cmd, ok := lookup(args[0])
+		if !ok {
+			fmt.Fprintf(stderr, "gpumem help: unknown command %q\nRun 'gpumem help' for usage.\n", args[0])
+			return 2
+		}
+		// A command prints its usage for -h; send it to stdout.
+		return exitStatus(cmd, cmd.run([]string{"-h"}, stdout, stdout), stderr)
+	}
+	fmt.Fprintln(stderr, "usage: gpumem help [command]")
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "gpumem: GPU memory management tools.\n\nUsage:\n\n\tgpumem <command> [flags] [arguments]\n\nCommands:\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "\t%-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'gpumem help <command>' for a command's flags.\n")
+}
