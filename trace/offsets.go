@@ -15,7 +15,7 @@ import (
 // Refused stands in an offsets slice for an allocation the allocator
 // refused. No allocation can start there: a capacity is at most 2^32-1
 // units and an allocation at least 1.
-const Refused = math.MaxUint32
+const Refused uint32 = math.MaxUint32
 
 // WriteOffsets writes offsets in the offsets file format: one line per
 // allocation, the decimal offset or "-" for Refused.
@@ -81,7 +81,7 @@ func ReadOffsets(r io.Reader, name string) ([]uint32, error) {
 			continue
 		}
 		v, ok := parseUint(b)
-		if !ok || v >= Refused {
+		if !ok || v >= uint64(Refused) {
 			return nil, &ParseError{Name: name, Line: line, Err: fmt.Errorf("%w: bad offset %q", ErrSyntax, b)}
 		}
 		offsets = append(offsets, uint32(v))

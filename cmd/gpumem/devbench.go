@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpumem/gpumem/device/webgpu"
+)
+
+const devbenchUsage = `usage: gpumem devbench [flags]
+
+Measure buffer moves on a WebGPU adapter: one big copyBufferToBuffer
+between two buffers, then batches of moves of 4 KiB, 64 KiB, 1 MiB and
+64 MiB within one buffer through the copy path (copyBufferToBuffer through a
+scratch buffer) and through the compute path (the move kernels), and a
+sweep of 64 KiB blocks that slide over themselves (compute, through
+scratch).
+
+GB/s counts bytes read plus bytes written (twice the bytes moved) over the
+GPU time of a batch, from submit to completion; "record" is the CPU time of
+the call that records the batch. Each number is the median of -iters
+batches after one warm-up.
+
+The adapter is chosen by the flags, or else by GPUMEM_WEBGPU_BACKEND,
+GPUMEM_WEBGPU_POWER and GPUMEM_WEBGPU_FALLBACK. On an NVIDIA machine whose
+Vulkan loader does not find the driver, set
+VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
+
+Flags:
+`
+
+// devbenchRow is one measured case; the JSON keys are a stable interface.
+type devbenchRow struct {
+	Adapter         string  `json:"adapter"`
+	Backend         string  `json:"backend"`
+	Case            string  `json:"case"`
+	Path            string  `json:"path"`
+	MoveBytes       uint64  `json:"move_bytes"`
+	Moves           int     `json:"moves"`
+	Bytes           uint64  `json:"bytes"`
+	GPUSeconds      float64 `json:"gpu_seconds"`
+	GBps            float64 `json:"gb_per_s"`
+	RecordSeconds   float64 `json:"record_seconds"`
+	RecordNsPerMove float64 `json:"record_ns_per_move"`
+}
+
+func runDevbench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("devbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), devbenchUsage)
+		fs.PrintDefaults()
+	}
+	var (
+		asJSON   bool
+		iters    int
+		totalMiB uint64
+		opts     webgpu.Options
+		only     string
+	)
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object per case instead of a table")
+	fs.IntVar(&iters, "iters", 5, "measure `N` batches per case; numbers are medians")
+	fs.Uint64Var(&totalMiB, "total", 256, "bytes of each batch (and of the big copy) in `MiB`")
+	fs.StringVar(&opts.Backend, "backend", "", "adapter backend: vulkan, metal, dx12 or gl")
+	fs.StringVar(&opts.Power, "power", "", "power preference: low or high")
+	fs.BoolVar(&opts.Fallback, "fallback", false, "force the fallback (software) adapter")
+	fs.StringVar(&only, "path", "", "run only cases of this `path`: buffer, copy, compute or sweep")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return &usageError{msg: err.Error(), reported: true}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case iters < 1:
+		return usagef("-iters %d: want at least 1", iters)
+	case totalMiB < 1 || totalMiB > 1<<14:
+		return usagef("-total %d: want 1 to 16384 MiB", totalMiB)
+	}
+	switch only {
+	case "", "buffer", "copy", "compute", "sweep":
+	default:
+		return usagef("-path %q: want buffer, copy, compute or sweep", only)
+	}
+
+	d, err := webgpu.New(opts)
+	if err != nil {
+		return err
+	}
+	defer d.Release()
+	info := d.Info()
+	total := totalMiB << 20
+	if lim := d.Limits().MaxBufferSize; 2*total > lim {
+		return fmt.Errorf("-total %d MiB: the moves need a buffer of %d MiB, over the adapter's MaxBufferSize of %d MiB", totalMiB, 2*totalMiB, lim>>20)
+	}
+
+	var rows []devbenchRow
+	enc := json.NewEncoder(stdout)
+	if !asJSON {
+		fmt.Fprintf(stdout, "adapter: %v\nbatches of %d MiB, median of %d\n\n", info, totalMiB, iters)
+	}
+	for _, c := range webgpu.BenchCases(total) {
+		if only != "" && c.Path != only {
+			continue
+		}
+		r, err := d.Bench(c, iters)
+		if err != nil {
+			if !asJSON {
+				printDevbench(stdout, rows)
+			}
+			return fmt.Errorf("%s %s: %w", c.Path, c.Name, err)
+		}
+		row := devbenchRow{
+			Adapter:         info.Name,
+			Backend:         info.Backend,
+			Case:            c.Name,
+			Path:            c.Path,
+			MoveBytes:       c.MoveBytes,
+			Moves:           c.Moves,
+			Bytes:           r.Bytes,
+			GPUSeconds:      r.GPU.Seconds(),
+			GBps:            r.GBps(),
+			RecordSeconds:   r.Record.Seconds(),
+			RecordNsPerMove: float64(r.RecordPerMove().Nanoseconds()),
+		}
+		if asJSON {
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+			continue
+		}
+		rows = append(rows, row)
+	}
+	if !asJSON {
+		printDevbench(stdout, rows)
+	}
+	return nil
+}
+
+func printDevbench(w io.Writer, rows []devbenchRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\tpath\tmoves\tGPU ms\tGB/s\trecord ms\trecord/move\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.1f\t%.3f\t%s\t\n",
+			r.Case, r.Path, r.Moves, r.GPUSeconds*1e3, r.GBps, r.RecordSeconds*1e3, nsString(r.RecordNsPerMove))
+	}
+	tw.Flush()
+}
+
+func nsString(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.0f ns", ns))
+}
