@@ -1,0 +1,251 @@
+package arena
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/offset"
+)
+
+// none marks an absent allocation id (a sweep pointer with nothing to name).
+const none = ^uint32(0)
+
+// Handle names one allocation of an Arena for its whole life, whatever
+// moves it. Handles are comparable: use them as map keys. The zero Handle
+// names nothing.
+type Handle struct {
+	id  uint32 // the allocation's offset.Allocation.ID
+	gen uint32 // slot generation; 0 never names a live slot
+}
+
+// Move reports one allocation moved by a sweep or a compaction: its
+// elements now start at To instead of From. Growth moves nothing: offsets
+// survive it, only the buffer changes (see Arena.Buffer).
+type Move struct {
+	Handle
+	From, To, Elems uint32
+}
+
+// slot is the arena's record of one live allocation, indexed by its id.
+type slot struct {
+	alloc offset.Allocation // Offset kept current across slides
+	elems uint32            // elements asked for (alloc.Size may be rounded)
+	gen   uint32
+}
+
+// sweep is the state of the incremental compaction. An episode is armed by
+// a fragmentation refusal and ends when a pass reaches the end of the range
+// with nothing left behind it, or by a full compaction.
+type sweep struct {
+	armed bool
+	// grew reports whether this episode has spent its one growth.
+	grew bool
+	// cursor is the allocation the running pass visits next; none when no
+	// pass runs or it reached the end.
+	cursor uint32
+	// restart is the allocation just after the lowest hole opened behind
+	// the running pass (or, with no pass running, since the range was last
+	// packed): where the next pass starts. none when no such hole is known.
+	restart uint32
+}
+
+// Arena is one growable device buffer whose space an offset allocator hands
+// out in elements, and which compacts itself incrementally. See doc.go.
+//
+// An Arena is not safe for concurrent use.
+type Arena struct {
+	dev   device.Device
+	opts  Options
+	buf   device.Buffer
+	alloc *offset.Allocator
+	slots []slot
+	sw    sweep
+	moves []device.Move // reused batch
+	done  []Move        // reused report
+	stats Stats
+	// occupied is the sum of elements asked for by live allocations.
+	occupied uint64
+	released bool
+}
+
+// New creates an arena on dev with its first buffer. It returns
+// ErrInvalidOptions for options that cannot work, or the device's error when
+// the buffer cannot be created.
+func New(dev device.Device, opts Options) (*Arena, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("%w: nil device", ErrInvalidOptions)
+	}
+	o, err := opts.resolve(dev.Limits())
+	if err != nil {
+		return nil, err
+	}
+	alloc, err := offset.NewPolicy(o.InitialElems, o.MaxAllocs, o.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	buf, err := dev.CreateBuffer(o.bufferDesc(o.InitialElems))
+	if err != nil {
+		return nil, fmt.Errorf("arena %q: create buffer: %w", o.Label, err)
+	}
+	return &Arena{
+		dev:   dev,
+		opts:  o,
+		buf:   buf,
+		alloc: alloc,
+		slots: make([]slot, o.MaxAllocs),
+		sw:    sweep{cursor: none, restart: none},
+	}, nil
+}
+
+func (o *Options) bufferDesc(elems uint32) device.BufferDesc {
+	return device.BufferDesc{Label: o.Label, Size: uint64(elems) * uint64(o.ElemSize), Usage: o.Usage}
+}
+
+// Buffer returns the arena's current buffer. Growth replaces it: read it
+// again after any Allocate (compare Stats().Growths to notice cheaply).
+func (a *Arena) Buffer() device.Buffer { return a.buf }
+
+// ElemSize returns the size of one element in bytes.
+func (a *Arena) ElemSize() uint32 { return a.opts.ElemSize }
+
+// Allocate reserves elems elements and returns their handle. When the
+// allocator refuses, the arena makes room as doc.go describes (growth,
+// sweep, full compaction) and tries again. Errors: ErrInvalidSize,
+// ErrTooManyAllocations, ErrFull (wrapping the device's refusal, if any),
+// or a device error from a copy or move. After an error every live
+// allocation is intact. O(1) unless it grows or compacts.
+func (a *Arena) Allocate(elems uint32) (Handle, error) {
+	if a.released {
+		return Handle{}, ErrReleased
+	}
+	size := elems
+	if a.opts.RoundToBins {
+		size, _ = offset.RoundUp(elems)
+	}
+	if elems == 0 || size == 0 || size > a.opts.MaxElems {
+		return Handle{}, fmt.Errorf("%w: %d elements (max %d)", ErrInvalidSize, elems, a.opts.MaxElems)
+	}
+	h, err := a.alloc.Allocate(size)
+	if err == offset.ErrOutOfSpace {
+		if err = a.makeRoom(size); err != nil {
+			return Handle{}, err
+		}
+		h, err = a.alloc.Allocate(size)
+	}
+	if errors.Is(err, offset.ErrNodeLimit) {
+		return Handle{}, fmt.Errorf("%w: %d (MaxAllocs)", ErrTooManyAllocations, a.opts.MaxAllocs)
+	}
+	if err != nil {
+		return Handle{}, fmt.Errorf("arena %q: allocate %d elements: %w", a.opts.Label, elems, err)
+	}
+	s := &a.slots[h.ID()]
+	s.gen++
+	if s.gen == 0 {
+		s.gen = 1
+	}
+	s.alloc, s.elems = h, elems
+	a.occupied += uint64(elems)
+	return Handle{id: h.ID(), gen: s.gen}, nil
+}
+
+// slot returns the live slot h names.
+func (a *Arena) slot(h Handle) (*slot, error) {
+	if a.released {
+		return nil, ErrReleased
+	}
+	if h.gen == 0 || h.id >= uint32(len(a.slots)) || a.slots[h.id].gen != h.gen {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
+	}
+	// A slot's generation changes at every allocation and every free, so
+	// a matching one is live.
+	return &a.slots[h.id], nil
+}
+
+// Offset returns where h's elements start now, in elements. O(1).
+func (a *Arena) Offset(h Handle) (uint32, error) {
+	s, err := a.slot(h)
+	if err != nil {
+		return 0, err
+	}
+	return s.alloc.Offset, nil
+}
+
+// Elems returns how many elements h was allocated with. O(1).
+func (a *Arena) Elems(h Handle) (uint32, error) {
+	s, err := a.slot(h)
+	if err != nil {
+		return 0, err
+	}
+	return s.elems, nil
+}
+
+// Free gives h's elements back. A running sweep's walk stays correct: its
+// pointers step off h, and a hole opened behind the pass is remembered for
+// the next one. Its bytes are left as they are. O(1).
+func (a *Arena) Free(h Handle) error {
+	s, err := a.slot(h)
+	if err != nil {
+		return err
+	}
+	a.forget(h.id)
+	if err := a.alloc.Free(s.alloc); err != nil {
+		return fmt.Errorf("arena %q: %w", a.opts.Label, err) // cannot happen: slot checked it
+	}
+	a.occupied -= uint64(s.elems)
+	s.gen++
+	if s.gen == 0 {
+		s.gen = 1
+	}
+	return nil
+}
+
+// Write writes data at byte offset off into h's elements. off and len(data)
+// are multiples of 4 and the range lies inside the allocation's elements
+// (ErrInvalidSize). O(len(data)).
+func (a *Arena) Write(h Handle, off uint64, data []byte) error {
+	start, err := a.byteRange(h, off, uint64(len(data)))
+	if err != nil {
+		return err
+	}
+	if err := a.dev.WriteBuffer(a.buf, start, data); err != nil {
+		return fmt.Errorf("arena %q: write: %w", a.opts.Label, err)
+	}
+	return nil
+}
+
+// Read reads h's bytes from byte offset off into dst, waiting for the
+// device (for tests and inspection). Same rules as Write.
+func (a *Arena) Read(h Handle, off uint64, dst []byte) error {
+	start, err := a.byteRange(h, off, uint64(len(dst)))
+	if err != nil {
+		return err
+	}
+	if err := a.dev.ReadBuffer(a.buf, start, dst); err != nil {
+		return fmt.Errorf("arena %q: read: %w", a.opts.Label, err)
+	}
+	return nil
+}
+
+// byteRange returns the buffer offset of bytes [off, off+n) of h.
+func (a *Arena) byteRange(h Handle, off, n uint64) (uint64, error) {
+	s, err := a.slot(h)
+	if err != nil {
+		return 0, err
+	}
+	e := uint64(a.opts.ElemSize)
+	if off%4 != 0 || n%4 != 0 || off+n > uint64(s.elems)*e {
+		return 0, fmt.Errorf("%w: bytes [%d, %d) of an allocation of %d bytes", ErrInvalidSize, off, off+n, uint64(s.elems)*e)
+	}
+	return uint64(s.alloc.Offset)*e + off, nil
+}
+
+// Release releases the arena's buffer (once the device is done with it).
+// Handles die with it. Idempotent; later calls return ErrReleased.
+func (a *Arena) Release() {
+	if a == nil || a.released {
+		return
+	}
+	a.released = true
+	a.buf.Release()
+}

@@ -1,0 +1,51 @@
+// Package arena is one growable device buffer that an offset allocator
+// hands out in elements, and that compacts itself incrementally, in budgets,
+// so a frame's cost stays bounded.
+//
+// # Basics
+//
+// An Arena owns a device.Buffer and an offset.Allocator over it, in
+// elements of ElemSize bytes (a multiple of 4). Allocate returns a Handle
+// that names the allocation for its whole life; where its elements start,
+// Offset, changes when the arena compacts, and the arena reports every such
+// move (Options.OnMove, and the list Sweep and Compact return) with the old
+// and new offsets. Write and Read reach an allocation's bytes through the
+// device.
+//
+// When the allocator refuses a request the arena makes room:
+//
+//   - Short of room (less free than asked): grow. One new buffer, larger by
+//     the growth factor (or by what the request needs), one copy of the used
+//     part, the old buffer released once the device is done with it.
+//     Offsets do not change, but Buffer does.
+//   - Room in pieces: arm an incremental sweep and grow once, a little, so
+//     the request gets through now; the sweep gathers the pieces over the
+//     following Sweep calls. A second such refusal before the sweep finishes
+//     compacts fully instead.
+//   - The device refuses to grow (out of memory, maximum size): compact
+//     fully and retry; if that is not enough, ErrFull. Every live
+//     allocation's contents are intact and the arena still works.
+//
+// Sweep(budget) walks live allocations in address order, sliding each down
+// over the free region before it, within a budget of moves, bytes and
+// steps, and moves the bytes on the device as one batch. When a sweep
+// completes, all free space is one region at the tail. Frees and
+// allocations between Sweep calls keep the walk correct (see sweep.go).
+//
+// # Invariants
+//
+//   - Every live allocation's bytes are where Offset says, whatever growth,
+//     sweep or compaction happened in between; a failed call changes none.
+//   - Stats: OccupiedElems <= ReservedElems <= CapacityElems, and
+//     ReservedElems + FreeElems == CapacityElems.
+//   - After a completed sweep or a compaction, LargestFreeElems == FreeElems.
+//
+// # Caveats
+//
+// A device error other than a refusal to create a buffer (a lost device)
+// leaves the contents unspecified. Growth replaces the buffer: anything
+// bound to the old one (bind groups, vertex bindings) must be rebuilt; watch
+// Stats().Growths or compare Buffer().
+//
+// An Arena is not safe for concurrent use.
+package arena

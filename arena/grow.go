@@ -1,0 +1,114 @@
+package arena
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gpumem/gpumem/offset"
+)
+
+// makeRoom runs after the allocator refused size elements, and arranges
+// that a retry succeeds:
+//
+//  1. Room in pieces (free >= size): the first such refusal of an episode
+//     arms the sweep and grows once, so the request gets through now and
+//     the sweep closes the holes over the next frames. A second one while
+//     the sweep is still running compacts fully instead.
+//  2. Short of room: grow.
+//  3. When growth fails (maximum capacity, or the device refuses the new
+//     buffer): compact fully, then grow by what is still missing; if that
+//     fails too, return ErrFull with the device's error.
+func (a *Arena) makeRoom(size uint32) error {
+	factor := a.opts.GrowthFactor
+	if a.alloc.Report().Free >= size {
+		factor = 1 + (factor-1)/8
+		if a.sw.armed && a.sw.grew {
+			if err := a.compact(); err != nil {
+				return err
+			}
+			if a.fits(size) {
+				return nil
+			}
+		} else {
+			a.arm()
+			a.sw.grew = true
+		}
+	}
+	growErr := a.growFor(size, factor)
+	if growErr == nil {
+		return nil
+	}
+	if isDeviceBroken(growErr) {
+		return growErr
+	}
+	if err := a.compact(); err != nil {
+		return err
+	}
+	if a.fits(size) {
+		return nil
+	}
+	if err := a.growFor(size, factor); err != nil {
+		growErr = err
+	}
+	if a.fits(size) {
+		return nil
+	}
+	return fmt.Errorf("%w: %d elements, capacity %d of at most %d, %d free: %w",
+		ErrFull, size, a.alloc.Capacity(), a.opts.MaxElems, a.alloc.Report().Free, growErr)
+}
+
+// fits reports whether Allocate(size) would succeed now: some non-empty
+// bin is at or above size's, which MaxAlloc tells.
+func (a *Arena) fits(size uint32) bool {
+	return a.alloc.Report().MaxAlloc >= size
+}
+
+// errMaxCapacity says growth would pass MaxElems.
+var errMaxCapacity = errors.New("at maximum capacity")
+
+// growFor grows the buffer so that a request of size elements fits in the
+// free region at the tail: by factor, or by what the request needs if that
+// is more. One new buffer, one copy of the used part, the old buffer
+// released once the device is done with it.
+func (a *Arena) growFor(size uint32, factor float64) error {
+	need, ok := offset.RoundUp(size) // the tail must reach size's bin
+	if !ok {
+		return fmt.Errorf("%w: %d elements", errMaxCapacity, size)
+	}
+	capacity := uint64(a.alloc.Capacity())
+	tail := uint64(a.alloc.Tail())
+	target := max(uint64(math.Ceil(float64(capacity)*factor)), capacity-tail+uint64(need))
+	if target > uint64(a.opts.MaxElems) {
+		if capacity-tail+uint64(need) > uint64(a.opts.MaxElems) {
+			return fmt.Errorf("%w: need %d elements, max %d", errMaxCapacity, capacity-tail+uint64(need), a.opts.MaxElems)
+		}
+		target = uint64(a.opts.MaxElems)
+	}
+	return a.grow(uint32(target))
+}
+
+// grow moves the arena to a new buffer of capacity elements. The arena is
+// unchanged when it fails.
+func (a *Arena) grow(capacity uint32) error {
+	buf, err := a.dev.CreateBuffer(a.opts.bufferDesc(capacity))
+	if err != nil {
+		return fmt.Errorf("arena %q: grow to %d elements: %w", a.opts.Label, capacity, err)
+	}
+	used := uint64(a.alloc.Capacity()-a.alloc.Tail()) * uint64(a.opts.ElemSize)
+	if used > 0 {
+		if err := a.dev.CopyBuffer(a.buf, 0, buf, 0, used); err != nil {
+			buf.Release()
+			return fmt.Errorf("arena %q: grow: copy %d bytes: %w", a.opts.Label, used, err)
+		}
+	}
+	if err := a.alloc.Grow(capacity); err != nil {
+		buf.Release()
+		return fmt.Errorf("arena %q: grow: %w", a.opts.Label, err)
+	}
+	a.buf.Release()
+	a.buf = buf
+	a.stats.Growths++
+	a.stats.BytesCopied += used
+	return nil
+}

@@ -1,0 +1,129 @@
+package arena
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/offset"
+)
+
+// Options configure an Arena. The zero value of each field means its
+// default; New validates the result against the device's limits.
+type Options struct {
+	// Label names the arena's buffers (for debuggers and dumps).
+	Label string
+	// ElemSize is the size of one element in bytes: a multiple of 4, so
+	// every allocation starts and ends on a 4-byte boundary as device
+	// copies need. Default 4. (Group smaller elements into 4-byte slots
+	// before asking, as the mesh package does.)
+	ElemSize uint32
+	// Usage is added to the CopySrc|CopyDst|Storage the arena needs for
+	// growth, moves and patches: Vertex, Index, Uniform, ...
+	Usage device.Usage
+	// InitialElems is the starting capacity in elements. Default 64 Ki
+	// elements, or MaxElems if smaller.
+	InitialElems uint32
+	// MaxElems caps the capacity, in elements. Default, and never more
+	// than: the device's MaxBufferSize / ElemSize.
+	MaxElems uint32
+	// GrowthFactor multiplies the capacity when the arena is short of
+	// room. A growth when the room is there in pieces (the sweep will
+	// gather it) adds an eighth of that: 1.125 for the default 2. A growth
+	// is never smaller than what the refused request needs. Default 2;
+	// must be above 1.
+	GrowthFactor float64
+	// RoundToBins rounds every request up with offset.RoundUp, so a freed
+	// range is reused whole by the next request of its bin and leaves no
+	// splinter, at a cost of up to 12.5% of each request.
+	RoundToBins bool
+	// Policy is the offset allocator's placement policy. Default
+	// offset.Exact.
+	Policy offset.Policy
+	// MaxAllocs bounds the allocations and free regions the arena tracks
+	// at once (its allocator's node limit). Default 65,536.
+	MaxAllocs uint32
+	// Budget bounds one Sweep call. Zero fields take DefaultBudget's.
+	Budget Budget
+	// OnMove, if set, is called for every allocation a sweep or a
+	// compaction moves, in the order the moves happen, once the bytes'
+	// move is recorded on the device. It must not call back into the arena.
+	OnMove func(Move)
+}
+
+// Budget bounds the work of one Sweep call so a frame's cost is bounded.
+// The call stops at whichever is met first, but makes at least one move
+// when one is possible, however large.
+type Budget struct {
+	// Moves is the most allocations moved.
+	Moves int
+	// Bytes is the most bytes moved.
+	Bytes uint64
+	// Steps is the most allocations visited, moved or not.
+	Steps int
+}
+
+// DefaultBudget is the Budget a zero Options.Budget means: 64 moves, 4 MiB
+// and 4,096 steps.
+var DefaultBudget = Budget{Moves: 64, Bytes: 4 << 20, Steps: 4096}
+
+// unlimited is a Budget no sweep exhausts: a full compaction's.
+var unlimited = Budget{Moves: math.MaxInt, Bytes: math.MaxUint64, Steps: math.MaxInt}
+
+// or returns b with its zero (or negative) fields taken from d.
+func (b Budget) or(d Budget) Budget {
+	if b.Moves <= 0 {
+		b.Moves = d.Moves
+	}
+	if b.Bytes == 0 {
+		b.Bytes = d.Bytes
+	}
+	if b.Steps <= 0 {
+		b.Steps = d.Steps
+	}
+	return b
+}
+
+// resolve fills in defaults and checks o against the device's limits.
+func (o Options) resolve(lim device.Limits) (Options, error) {
+	if o.ElemSize == 0 {
+		o.ElemSize = 4
+	}
+	if o.ElemSize%device.CopyAlignment != 0 {
+		return o, fmt.Errorf("%w: element size %d is not a multiple of %d", ErrInvalidOptions, o.ElemSize, device.CopyAlignment)
+	}
+	deviceMax := min(lim.MaxBufferSize/uint64(o.ElemSize), math.MaxUint32)
+	if deviceMax == 0 {
+		return o, fmt.Errorf("%w: element size %d exceeds the device's max buffer size %d", ErrInvalidOptions, o.ElemSize, lim.MaxBufferSize)
+	}
+	if o.MaxElems == 0 || uint64(o.MaxElems) > deviceMax {
+		o.MaxElems = uint32(deviceMax)
+	}
+	if o.InitialElems == 0 {
+		o.InitialElems = min(64<<10, o.MaxElems)
+	}
+	if o.InitialElems > o.MaxElems {
+		return o, fmt.Errorf("%w: initial capacity %d above maximum %d elements", ErrInvalidOptions, o.InitialElems, o.MaxElems)
+	}
+	if o.GrowthFactor == 0 {
+		o.GrowthFactor = 2
+	}
+	if !(o.GrowthFactor > 1) || math.IsInf(o.GrowthFactor, 0) {
+		return o, fmt.Errorf("%w: growth factor %v, want above 1", ErrInvalidOptions, o.GrowthFactor)
+	}
+	if o.MaxAllocs == 0 {
+		o.MaxAllocs = 1 << 16
+	}
+	if o.MaxAllocs < 2 {
+		return o, fmt.Errorf("%w: MaxAllocs %d, want at least 2", ErrInvalidOptions, o.MaxAllocs)
+	}
+	if o.Policy > offset.Fit {
+		return o, fmt.Errorf("%w: unknown policy %v", ErrInvalidOptions, o.Policy)
+	}
+	o.Budget = o.Budget.or(DefaultBudget)
+	o.Usage |= device.CopySrc | device.CopyDst | device.Storage
+	if err := o.Usage.Validate(); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	return o, nil
+}

@@ -1,0 +1,41 @@
+package arena
+
+// Stats is a snapshot of an arena's state and history. Elements are in
+// elements, bytes in bytes.
+type Stats struct {
+	// CapacityElems is the buffer's size in elements.
+	CapacityElems uint32
+	// Allocations is the number of live allocations.
+	Allocations int
+	// OccupiedElems is the sum of the elements live allocations asked for.
+	OccupiedElems uint64
+	// ReservedElems is what the allocator holds for them: OccupiedElems
+	// plus bin rounding (with RoundToBins).
+	ReservedElems uint64
+	// FreeElems is CapacityElems - ReservedElems.
+	FreeElems uint32
+	// LargestFreeElems is the largest free region.
+	LargestFreeElems uint32
+
+	Growths         uint64 // new buffers made for growth
+	BytesCopied     uint64 // bytes copied by growths
+	FullCompactions uint64 // full compactions, by Compact or on refusal
+	Moves           uint64 // allocations moved by sweeps and compactions
+	BytesMoved      uint64 // bytes those moves moved
+	SweepsArmed     uint64 // sweep episodes started
+	SweepsCompleted uint64 // sweep episodes that reached the end
+}
+
+// Stats returns the arena's statistics. O(k) for the free regions in the
+// top bin (see offset.Allocator.LargestFree), O(1) otherwise.
+func (a *Arena) Stats() Stats {
+	s := a.stats
+	r := a.alloc.Report()
+	s.CapacityElems = a.alloc.Capacity()
+	s.Allocations = int(r.Allocations)
+	s.OccupiedElems = a.occupied
+	s.FreeElems = r.Free
+	s.ReservedElems = uint64(s.CapacityElems - r.Free)
+	s.LargestFreeElems = a.alloc.LargestFree()
+	return s
+}

@@ -1,0 +1,192 @@
+package arena
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// The sweep walks live allocations in address order with a cursor, sliding
+// each down over the free region just before it (offset.SlideDown), so the
+// holes it passes gather into one bubble that travels up with it and ends
+// as the free region at the tail. Each Sweep call takes a bounded number of
+// steps and records all its byte moves as one device.Move batch, whose
+// sequential semantics are exactly the slides' order.
+//
+// Frees during an episode keep the walk right:
+//   - a freed allocation the cursor or restart names hands its role to the
+//     allocation after it;
+//   - a hole opened behind the cursor (or while no pass runs) moves restart
+//     down to the allocation after it, so the next pass starts there
+//     instead of at offset 0; the pass that is running does not step back,
+//     which under heavy churn would keep it from ever reaching the end.
+//
+// Allocations during an episode may fill holes anywhere; a step that finds
+// no hole before its allocation moves nothing and costs one link walk.
+
+// arm starts a sweep episode, unless one is running.
+func (a *Arena) arm() {
+	if a.sw.armed {
+		return
+	}
+	a.sw.armed, a.sw.grew = true, false
+	if a.sw.cursor == none {
+		a.sw.cursor = a.sw.restart
+		a.sw.restart = none
+		if a.sw.cursor == none {
+			a.sw.cursor = a.firstID()
+		}
+	}
+	a.stats.SweepsArmed++
+}
+
+// Armed reports whether a sweep episode is running: Sweep has work to do.
+func (a *Arena) Armed() bool { return a.sw.armed }
+
+// Arm starts a sweep episode by hand, as a fragmentation refusal would.
+func (a *Arena) Arm() {
+	if !a.released {
+		a.arm()
+	}
+}
+
+func (a *Arena) firstID() uint32 {
+	if h, ok := a.alloc.First(); ok {
+		return h.ID()
+	}
+	return none
+}
+
+// after returns the id of the allocation after id in address order.
+func (a *Arena) after(id uint32) uint32 {
+	next, ok, err := a.alloc.Next(a.slots[id].alloc)
+	if err != nil || !ok {
+		return none
+	}
+	return next.ID()
+}
+
+func (a *Arena) below(x, y uint32) bool {
+	return a.slots[x].alloc.Offset < a.slots[y].alloc.Offset
+}
+
+// forget keeps the sweep pointers right before allocation id is freed.
+func (a *Arena) forget(id uint32) {
+	sw := &a.sw
+	succ := a.after(id)
+	if sw.cursor == id {
+		sw.cursor = succ
+	}
+	switch {
+	case sw.restart == id:
+		sw.restart = succ
+	case (sw.cursor == none || a.below(id, sw.cursor)) && (sw.restart == none || a.below(id, sw.restart)):
+		// A hole behind the pass (or with no pass) and below any known
+		// one. With nothing after it the hole merges into the tail, and
+		// right behind the cursor the running pass closes it: neither
+		// needs a restart.
+		if succ != none && succ != sw.cursor {
+			sw.restart = succ
+		}
+	}
+}
+
+// Sweep takes one budgeted step of the running sweep episode, if any: it
+// slides up to budget.Moves allocations down (at least one when a move is
+// possible), records their bytes' moves on the device as one batch, calls
+// OnMove for each, and returns them. The slice is the arena's, valid until
+// its next call. Zero fields of budget take Options.Budget's. O(budget).
+//
+// When the pass reaches the end with no hole left behind it, the episode
+// completes: all free space is one region at the tail.
+func (a *Arena) Sweep(budget Budget) ([]Move, error) {
+	if a.released {
+		return nil, ErrReleased
+	}
+	completed, err := a.sweep(budget.or(a.opts.Budget))
+	if completed {
+		a.stats.SweepsCompleted++
+	}
+	return a.done, err
+}
+
+// sweep runs the episode within b and reports whether it completed.
+func (a *Arena) sweep(b Budget) (completed bool, err error) {
+	a.moves, a.done = a.moves[:0], a.done[:0]
+	if !a.sw.armed {
+		return false, nil
+	}
+	var bytes uint64
+	e := uint64(a.opts.ElemSize)
+	for steps := 0; steps < b.Steps && len(a.done) < b.Moves && (bytes < b.Bytes || len(a.done) == 0); steps++ {
+		id := a.sw.cursor
+		if id == none {
+			if a.sw.restart != none {
+				a.sw.cursor, a.sw.restart = a.sw.restart, none
+				continue
+			}
+			a.sw.armed, a.sw.grew = false, false
+			completed = true
+			break
+		}
+		s := &a.slots[id]
+		moved, dist, err := a.alloc.SlideDown(s.alloc)
+		if err != nil {
+			return false, fmt.Errorf("arena %q: sweep: %w", a.opts.Label, err) // a broken pointer: a bug
+		}
+		if dist > 0 {
+			from := s.alloc.Offset
+			s.alloc = moved
+			a.moves = append(a.moves, device.Move{Src: uint64(from) * e, Dst: uint64(moved.Offset) * e, Size: uint64(s.elems) * e})
+			a.done = append(a.done, Move{Handle: Handle{id: id, gen: s.gen}, From: from, To: moved.Offset, Elems: s.elems})
+			bytes += uint64(s.elems) * e
+		}
+		a.sw.cursor = a.after(id)
+	}
+	return completed, a.flush(bytes)
+}
+
+// flush records the batch of moves on the device and reports them.
+func (a *Arena) flush(bytes uint64) error {
+	if len(a.moves) == 0 {
+		return nil
+	}
+	if err := a.dev.Move(a.buf, a.moves); err != nil {
+		return fmt.Errorf("arena %q: move %d allocations: %w", a.opts.Label, len(a.moves), err)
+	}
+	a.stats.Moves += uint64(len(a.done))
+	a.stats.BytesMoved += bytes
+	if a.opts.OnMove != nil {
+		for _, m := range a.done {
+			a.opts.OnMove(m)
+		}
+	}
+	return nil
+}
+
+// Compact packs every live allocation at the start of the buffer, in one
+// device batch, ending any sweep episode: all free space becomes one region
+// at the tail. It returns the moves, as Sweep does. O(live allocations).
+func (a *Arena) Compact() ([]Move, error) {
+	if a.released {
+		return nil, ErrReleased
+	}
+	if err := a.compact(); err != nil {
+		return nil, err
+	}
+	return a.done, nil
+}
+
+func (a *Arena) compact() error {
+	a.sw = sweep{armed: true, cursor: a.firstID(), restart: none}
+	_, err := a.sweep(unlimited)
+	a.sw = sweep{cursor: none, restart: none}
+	a.stats.FullCompactions++
+	return err
+}
+
+// isDeviceBroken reports errors after which no retry can help.
+func isDeviceBroken(err error) bool {
+	return errors.Is(err, device.ErrDeviceLost) || errors.Is(err, device.ErrReleased)
+}
