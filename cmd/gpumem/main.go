@@ -32,6 +32,7 @@ type command struct {
 // commands is the table of subcommands, in the order help lists them.
 var commands = []command{
 	{"replay", "replay allocation traces against the offset allocator", runReplay},
+	{"devbench", "measure buffer moves (copy and compute paths) on a WebGPU adapter", runDevbench},
 }
 
 func main() {
