@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 )
 
@@ -40,9 +41,10 @@ type Op struct {
 	ID uint64
 	// Size is the size asked for, in units; 0 for a Free.
 	Size uint32
-	// Slot is the dense index the Reader gave the allocation: the smallest
-	// unused slot is not guaranteed, but a slot is only reused after the
-	// allocation holding it is freed, and every slot is below Reader.Slots.
+	// Slot is the dense index the Reader gave the allocation (for a Free,
+	// the one its allocation got). A slot is reused only after the
+	// allocation holding it is freed, the most recently freed first; every
+	// slot is below Reader.Slots.
 	Slot uint32
 }
 
@@ -199,6 +201,19 @@ func (r *Reader) Next() (Op, error) {
 		r.err = err
 	}
 	return op, err
+}
+
+// All returns an iterator over the remaining operations. It stops after the
+// last one, or after yielding an error (a *ParseError) with a zero Op.
+func (r *Reader) All() iter.Seq2[Op, error] {
+	return func(yield func(Op, error) bool) {
+		for {
+			op, err := r.Next()
+			if err == io.EOF || !yield(op, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 func (r *Reader) next() (Op, error) {

@@ -203,3 +203,25 @@ func TestKindString(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderAll(t *testing.T) {
+	tr, err := trace.NewReader(strings.NewReader("capacity 9\na 1 2\nf 1\nf 1\na 3 3\n"), "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []trace.Op
+	var errs []error
+	for op, err := range tr.All() {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ops = append(ops, op)
+	}
+	if want := []trace.Op{alloc(1, 2, 0), free(1, 0)}; !reflect.DeepEqual(ops, want) {
+		t.Errorf("ops %v, want %v", ops, want)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], trace.ErrUnknownID) {
+		t.Errorf("errors %v, want one ErrUnknownID", errs)
+	}
+}

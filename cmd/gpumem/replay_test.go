@@ -85,6 +85,17 @@ func TestReplayJSONManyTraces(t *testing.T) {
 	}
 }
 
+func TestReplayEmptyTrace(t *testing.T) {
+	status, stdout, stderr := gpumem("replay", "-json", "testdata/empty.trace")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	want := `{"trace":"testdata/empty.trace","ops":0,"failures":0,"ns_per_op":0,"peak_end":0,"free_at_end":10,"largest_free_at_end":10,"allocs_per_op":0}` + "\n"
+	if stdout != want {
+		t.Errorf("got %s\nwant %s", stdout, want)
+	}
+}
+
 func TestReplayTable(t *testing.T) {
 	status, stdout, stderr := gpumem("replay", "-repeat", "1", "testdata/tiny.trace.gz", "testdata/small.trace")
 	if status != 0 {
