@@ -57,13 +57,22 @@ func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 	if err := desc.Validate(d.limits); err != nil {
 		return nil, fmt.Errorf("webgpu: create buffer: %w", err)
 	}
-	wb, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
-		Label: desc.Label,
-		Size:  desc.Size,
-		Usage: internalUsage(desc.Usage),
+	var wb *wgpu.Buffer
+	oom, err := d.withOOMScope(func() (err error) {
+		wb, err = d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
+			Label: desc.Label,
+			Size:  desc.Size,
+			Usage: internalUsage(desc.Usage),
+		})
+		return err
 	})
 	if err != nil {
 		return nil, d.fail(fmt.Sprintf("create buffer %q", desc.Label), err)
+	}
+	if oom {
+		wb.Destroy()
+		wb.Release()
+		return nil, fmt.Errorf("webgpu: create buffer %q of %d bytes: %w", desc.Label, desc.Size, device.ErrOutOfMemory)
 	}
 	b := &Buffer{dev: d, desc: desc, buf: wb}
 	d.buffers[b] = struct{}{}

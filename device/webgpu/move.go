@@ -84,13 +84,22 @@ func (d *Device) ensureScratch(p *planner) error {
 		return nil
 	}
 	size := min(alignUp(max(need, 2*d.scratchSize, 1<<20), 256), d.scratchCap())
-	s, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
-		Label: "gpumem scratch",
-		Size:  size,
-		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst,
+	var s *wgpu.Buffer
+	oom, err := d.withOOMScope(func() (err error) {
+		s, err = d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
+			Label: "gpumem scratch",
+			Size:  size,
+			Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst,
+		})
+		return err
 	})
 	if err != nil {
 		return d.fail("create scratch buffer", err)
+	}
+	if oom {
+		s.Destroy()
+		s.Release()
+		return fmt.Errorf("webgpu: create scratch buffer of %d bytes: %w", size, device.ErrOutOfMemory)
 	}
 	if d.scratch != nil {
 		d.graveBuffers = append(d.graveBuffers, d.scratch)

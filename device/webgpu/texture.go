@@ -70,17 +70,26 @@ func (d *Device) CreateTexture(desc device.TextureDesc) (device.Texture, error) 
 	if err := desc.Validate(d.limits); err != nil {
 		return nil, fmt.Errorf("webgpu: create texture: %w", err)
 	}
-	wt, err := d.dev.TryCreateTexture(&wgpu.TextureDescriptor{
-		Label:         desc.Label,
-		Usage:         wgpu.TextureUsage(desc.Usage),
-		Dimension:     wgpu.TextureDimension2D,
-		Size:          wgpu.Extent3D{Width: desc.Width, Height: desc.Height, DepthOrArrayLayers: desc.Layers},
-		Format:        wgpuFormat(desc.Format),
-		MipLevelCount: desc.Mips,
-		SampleCount:   desc.Samples,
+	var wt *wgpu.Texture
+	oom, err := d.withOOMScope(func() (err error) {
+		wt, err = d.dev.TryCreateTexture(&wgpu.TextureDescriptor{
+			Label:         desc.Label,
+			Usage:         wgpu.TextureUsage(desc.Usage),
+			Dimension:     wgpu.TextureDimension2D,
+			Size:          wgpu.Extent3D{Width: desc.Width, Height: desc.Height, DepthOrArrayLayers: desc.Layers},
+			Format:        wgpuFormat(desc.Format),
+			MipLevelCount: desc.Mips,
+			SampleCount:   desc.Samples,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, d.fail(fmt.Sprintf("create texture %q", desc.Label), err)
+	}
+	if oom {
+		wt.Destroy()
+		wt.Release()
+		return nil, fmt.Errorf("webgpu: create texture %q: %w", desc.Label, device.ErrOutOfMemory)
 	}
 	t := &Texture{dev: d, desc: desc, tex: wt}
 	d.textures[t] = struct{}{}
