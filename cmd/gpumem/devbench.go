@@ -21,9 +21,11 @@ sweep of 64 KiB blocks that slide over themselves (compute, through
 scratch).
 
 GB/s counts bytes read plus bytes written (twice the bytes moved) over the
-GPU time of a batch, from submit to completion; "record" is the CPU time of
-the call that records the batch. Each number is the median of -iters
-batches after one warm-up.
+GPU time of a batch, from submit to completion, with enough batches
+recorded back to back in one submit ("per submit") to run about 20 ms, so
+that the cost of submitting does not count; "record" is the CPU time of the
+call that records one batch. Each number is the median of -iters submits
+after one warm-up batch.
 
 The adapter is chosen by the flags, or else by GPUMEM_WEBGPU_BACKEND,
 GPUMEM_WEBGPU_POWER and GPUMEM_WEBGPU_FALLBACK. On an NVIDIA machine whose
@@ -35,17 +37,18 @@ Flags:
 
 // devbenchRow is one measured case; the JSON keys are a stable interface.
 type devbenchRow struct {
-	Adapter         string  `json:"adapter"`
-	Backend         string  `json:"backend"`
-	Case            string  `json:"case"`
-	Path            string  `json:"path"`
-	MoveBytes       uint64  `json:"move_bytes"`
-	Moves           int     `json:"moves"`
-	Bytes           uint64  `json:"bytes"`
-	GPUSeconds      float64 `json:"gpu_seconds"`
-	GBps            float64 `json:"gb_per_s"`
-	RecordSeconds   float64 `json:"record_seconds"`
-	RecordNsPerMove float64 `json:"record_ns_per_move"`
+	Adapter          string  `json:"adapter"`
+	Backend          string  `json:"backend"`
+	Case             string  `json:"case"`
+	Path             string  `json:"path"`
+	MoveBytes        uint64  `json:"move_bytes"`
+	Moves            int     `json:"moves"`
+	Bytes            uint64  `json:"bytes"`
+	BatchesPerSubmit int     `json:"batches_per_submit"`
+	GPUSeconds       float64 `json:"gpu_seconds"`
+	GBps             float64 `json:"gb_per_s"`
+	RecordSeconds    float64 `json:"record_seconds"`
+	RecordNsPerMove  float64 `json:"record_ns_per_move"`
 }
 
 func runDevbench(args []string, stdout, stderr io.Writer) error {
@@ -117,17 +120,18 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s %s: %w", c.Path, c.Name, err)
 		}
 		row := devbenchRow{
-			Adapter:         info.Name,
-			Backend:         info.Backend,
-			Case:            c.Name,
-			Path:            c.Path,
-			MoveBytes:       c.MoveBytes,
-			Moves:           c.Moves,
-			Bytes:           r.Bytes,
-			GPUSeconds:      r.GPU.Seconds(),
-			GBps:            r.GBps(),
-			RecordSeconds:   r.Record.Seconds(),
-			RecordNsPerMove: float64(r.RecordPerMove().Nanoseconds()),
+			Adapter:          info.Name,
+			Backend:          info.Backend,
+			Case:             c.Name,
+			Path:             c.Path,
+			MoveBytes:        c.MoveBytes,
+			Moves:            c.Moves,
+			Bytes:            r.Bytes,
+			BatchesPerSubmit: r.Batches,
+			GPUSeconds:       r.GPU.Seconds(),
+			GBps:             r.GBps(),
+			RecordSeconds:    r.Record.Seconds(),
+			RecordNsPerMove:  float64(r.RecordPerMove().Nanoseconds()),
 		}
 		if asJSON {
 			if err := enc.Encode(row); err != nil {
@@ -145,10 +149,10 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 
 func printDevbench(w io.Writer, rows []devbenchRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tpath\tmoves\tGPU ms\tGB/s\trecord ms\trecord/move\t")
+	fmt.Fprintln(tw, "case\tpath\tmoves\tper submit\tGPU ms\tGB/s\trecord ms\trecord/move\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.1f\t%.3f\t%s\t\n",
-			r.Case, r.Path, r.Moves, r.GPUSeconds*1e3, r.GBps, r.RecordSeconds*1e3, nsString(r.RecordNsPerMove))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3f\t%.1f\t%.3f\t%s\t\n",
+			r.Case, r.Path, r.Moves, r.BatchesPerSubmit, r.GPUSeconds*1e3, r.GBps, r.RecordSeconds*1e3, nsString(r.RecordNsPerMove))
 	}
 	tw.Flush()
 }

@@ -13,7 +13,8 @@ import (
 //
 // Throughput counts the bytes a move reads plus the bytes it writes (twice
 // its size), over the GPU time of the batch: from the submit to the end of
-// the work (Wait). Bytes the backend moves on its own (a trip through
+// the work (Wait), with enough batches in one submit that the cost of
+// submitting and waiting does not count. Bytes the backend moves on its own (a trip through
 // scratch) are not counted: the number says how fast the caller's data
 // moves. Recording time is the CPU time of the Move or CopyBuffer call
 // itself: validation, planning, writing the table, encoding.
@@ -43,9 +44,18 @@ type BenchResult struct {
 	Bytes uint64
 	// Record is the CPU time to record one batch.
 	Record time.Duration
-	// GPU is the time from submit to completion of one batch.
+	// GPU is the time from submit to completion of one batch: of
+	// Batches batches recorded back to back and submitted together,
+	// divided by Batches.
 	GPU time.Duration
+	// Batches is the number of batches per submit.
+	Batches int
 }
+
+// benchTarget is how long the batches of one submit should run on the
+// GPU, so that the cost of submitting and waiting (tens of microseconds)
+// is small beside it.
+const benchTarget = 20 * time.Millisecond
 
 // GBps is the throughput in GB/s (10^9 bytes a second).
 func (r BenchResult) GBps() float64 {
@@ -92,8 +102,8 @@ func sizeName(n uint64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// Bench measures c on d: one warm-up batch, then iters batches; the result
-// holds the medians. It needs a buffer of twice the batch's bytes (one for
+// Bench measures c on d: one warm-up batch, then iters submits of Batches
+// batches each; the result holds the medians. It needs a buffer of twice the batch's bytes (one for
 // a plain copy, plus its destination).
 func (d *Device) Bench(c BenchCase, iters int) (BenchResult, error) {
 	res := BenchResult{BenchCase: c, Bytes: 2 * c.MoveBytes * uint64(c.Moves)}
@@ -137,24 +147,38 @@ func (d *Device) Bench(c BenchCase, iters int) (BenchResult, error) {
 		}
 		run = func() error { return d.MoveVia(path, buf, moves) }
 	}
+	// Warm up (pipelines, scratch, first-touch of the buffers) and time
+	// one batch.
 	if err := d.Wait(); err != nil {
 		return res, err
 	}
+	if err := run(); err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	if err := d.Wait(); err != nil {
+		return res, err
+	}
+	one := time.Since(t0)
+	// Submitting and waiting costs tens of microseconds, as much as a
+	// whole batch on a fast GPU: record enough batches back to back that
+	// they run for about benchTarget, and divide.
+	res.Batches = int(min(max(benchTarget/max(one, time.Microsecond), 1), 64))
 	var records, gpus []time.Duration
-	for i := range iters + 1 {
+	for range iters {
 		t0 := time.Now()
-		if err := run(); err != nil {
-			return res, err
+		for range res.Batches {
+			if err := run(); err != nil {
+				return res, err
+			}
 		}
 		t1 := time.Now()
 		if err := d.Wait(); err != nil {
 			return res, err
 		}
 		t2 := time.Now()
-		if i > 0 {
-			records = append(records, t1.Sub(t0))
-			gpus = append(gpus, t2.Sub(t1))
-		}
+		records = append(records, t1.Sub(t0)/time.Duration(res.Batches))
+		gpus = append(gpus, t2.Sub(t1)/time.Duration(res.Batches))
 	}
 	res.Record, res.GPU = median(records), median(gpus)
 	return res, nil
