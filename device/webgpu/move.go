@@ -55,7 +55,16 @@ func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) erro
 	}
 	k, err := d.kernelsOrErr()
 	if err != nil {
-		return err
+		if d.opts.Moves == MoveCompute || d.lost {
+			return err
+		}
+		// No compute on this adapter: copies from now on.
+		d.noCompute = true
+		p.plan(moves, d.scratchCap(), true)
+		if err := d.ensureScratch(p); err != nil {
+			return err
+		}
+		return d.moveCopies(b, p)
 	}
 	return d.moveCompute(k, b, p)
 }

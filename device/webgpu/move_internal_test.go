@@ -85,3 +85,49 @@ func firstDiff(got, want []byte) string {
 	}
 	return "equal"
 }
+
+// TestReleaseDeferred checks that a buffer released while recorded work
+// still uses it is destroyed only at the next Wait, and that the work runs.
+func TestReleaseDeferred(t *testing.T) {
+	d := newTestDevice(t, Options{})
+	a, err := d.CreateBuffer(device.BufferDesc{Size: 1 << 20, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.CreateBuffer(device.BufferDesc{Size: 1 << 20, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 1<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := d.WriteBuffer(a, 0, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Move(a, []device.Move{{Src: 0, Dst: 4096, Size: 1<<20 - 4096}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyBuffer(a, 0, b, 0, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	if len(d.graveBuffers) == 0 {
+		t.Fatal("released buffer not kept for the recorded work")
+	}
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.graveBuffers) != 0 {
+		t.Fatalf("%d buffers left to destroy after Wait", len(d.graveBuffers))
+	}
+	want := bytes.Clone(data)
+	refMoves(want, []device.Move{{Src: 0, Dst: 4096, Size: 1<<20 - 4096}})
+	got := make([]byte, 1<<20)
+	if err := d.ReadBuffer(b, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal(firstDiff(got, want))
+	}
+}

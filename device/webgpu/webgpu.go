@@ -167,7 +167,9 @@ type Device struct {
 
 	kernels *kernels // compute pipelines, built on first use
 	planner planner  // reused by every Move
-	scratch *wgpu.Buffer
+	// noCompute: the compute pipelines failed to build; Move copies.
+	noCompute bool
+	scratch   *wgpu.Buffer
 	// scratchSize is the size of scratch in bytes, 0 when there is none.
 	scratchSize uint64
 }
@@ -282,7 +284,7 @@ func (d *Device) Limits() device.Limits { return d.limits }
 
 // MovePath reports how Move runs on this device: MoveCompute or MoveCopy.
 func (d *Device) MovePath() MovePath {
-	if d.opts.Moves == MoveCopy {
+	if d.opts.Moves == MoveCopy || d.noCompute {
 		return MoveCopy
 	}
 	return MoveCompute
