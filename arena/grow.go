@@ -11,28 +11,39 @@ import (
 // makeRoom runs after the allocator refused size elements, and arranges
 // that a retry succeeds:
 //
-//  1. Room in pieces (free >= size): the first such refusal of an episode
-//     arms the sweep and grows once, so the request gets through now and
-//     the sweep closes the holes over the next frames. A second one while
-//     the sweep is still running compacts fully instead.
+//  1. Room in pieces (see fragmented): as Options.Fragmented says. By
+//     default the first such refusal of an episode arms the sweep and
+//     grows once, a little, so the request gets through now and the sweep
+//     closes the holes over the next frames; a second one while the sweep
+//     is still running compacts fully instead.
 //  2. Short of room: grow.
 //  3. When growth fails (maximum capacity, or the device refuses the new
 //     buffer): compact fully, then grow by what is still missing; if that
 //     fails too, return ErrFull with the device's error.
 func (a *Arena) makeRoom(size uint32) error {
+	a.stats.Refusals++
 	factor := a.opts.GrowthFactor
-	if a.alloc.Report().Free >= size {
+	if a.fragmented(size) {
+		a.stats.FragmentedRefusals++
 		factor = 1 + (factor-1)/8
-		if a.sw.armed && a.sw.grew {
+		compact := false
+		switch a.opts.Fragmented {
+		case SweepThenCompact:
+			compact = a.sw.armed && a.sw.grew
+			if !compact {
+				a.arm()
+				a.sw.grew = true
+			}
+		case CompactAlways:
+			compact = true
+		}
+		if compact {
 			if err := a.compact(); err != nil {
 				return err
 			}
 			if a.fits(size) {
 				return nil
 			}
-		} else {
-			a.arm()
-			a.sw.grew = true
 		}
 	}
 	growErr := a.growFor(size, factor)
@@ -56,6 +67,16 @@ func (a *Arena) makeRoom(size uint32) error {
 	}
 	return fmt.Errorf("%w: %d elements, capacity %d of at most %d, %d free: %w",
 		ErrFull, size, a.alloc.Capacity(), a.opts.MaxElems, a.alloc.Report().Free, growErr)
+}
+
+// fragmented reports whether a refusal of size elements is for want of one
+// piece rather than of room: the free space would serve the request and
+// still leave a sixteenth of the capacity. An arena fuller than that is
+// short, and grows by the full factor: gathering the last few percent of a
+// full arena costs a compaction and buys only a growth's delay.
+func (a *Arena) fragmented(size uint32) bool {
+	free := uint64(a.alloc.Report().Free)
+	return free >= uint64(size)+uint64(a.alloc.Capacity()/16)
 }
 
 // fits reports whether Allocate(size) would succeed now: some non-empty

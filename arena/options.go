@@ -45,10 +45,41 @@ type Options struct {
 	MaxAllocs uint32
 	// Budget bounds one Sweep call. Zero fields take DefaultBudget's.
 	Budget Budget
+	// Fragmented is what a refusal does when the room is there in pieces.
+	// Default SweepThenCompact.
+	Fragmented Strategy
 	// OnMove, if set, is called for every allocation a sweep or a
 	// compaction moves, in the order the moves happen, once the bytes'
 	// move is recorded on the device. It must not call back into the arena.
 	OnMove func(Move)
+}
+
+// Strategy is what an arena does about a refusal when its free space would
+// be enough, were it in one piece.
+type Strategy uint8
+
+const (
+	// SweepThenCompact arms an incremental sweep and grows a little so the
+	// request gets through; a second such refusal before the sweep
+	// completes compacts fully.
+	SweepThenCompact Strategy = iota
+	// GrowOnly grows a little and never compacts (but when the device
+	// refuses to grow).
+	GrowOnly
+	// CompactAlways compacts fully at every such refusal.
+	CompactAlways
+)
+
+func (s Strategy) String() string {
+	switch s {
+	case SweepThenCompact:
+		return "sweep"
+	case GrowOnly:
+		return "grow"
+	case CompactAlways:
+		return "compact"
+	}
+	return fmt.Sprintf("Strategy(%d)", uint8(s))
 }
 
 // Budget bounds the work of one Sweep call so a frame's cost is bounded.
@@ -116,6 +147,9 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if o.MaxAllocs < 2 {
 		return o, fmt.Errorf("%w: MaxAllocs %d, want at least 2", ErrInvalidOptions, o.MaxAllocs)
+	}
+	if o.Fragmented > CompactAlways {
+		return o, fmt.Errorf("%w: unknown strategy %v", ErrInvalidOptions, o.Fragmented)
 	}
 	if o.Policy > offset.Fit {
 		return o, fmt.Errorf("%w: unknown policy %v", ErrInvalidOptions, o.Policy)

@@ -17,13 +17,15 @@ type Stats struct {
 	// LargestFreeElems is the largest free region.
 	LargestFreeElems uint32
 
-	Growths         uint64 // new buffers made for growth
-	BytesCopied     uint64 // bytes copied by growths
-	FullCompactions uint64 // full compactions, by Compact or on refusal
-	Moves           uint64 // allocations moved by sweeps and compactions
-	BytesMoved      uint64 // bytes those moves moved
-	SweepsArmed     uint64 // sweep episodes started
-	SweepsCompleted uint64 // sweep episodes that reached the end
+	Refusals           uint64 // allocator refusals that made the arena make room
+	FragmentedRefusals uint64 // those refused with enough free space in pieces
+	Growths            uint64 // new buffers made for growth
+	BytesCopied        uint64 // bytes copied by growths
+	FullCompactions    uint64 // full compactions, by Compact or on refusal
+	Moves              uint64 // allocations moved by sweeps and compactions
+	BytesMoved         uint64 // bytes those moves moved
+	SweepsArmed        uint64 // sweep episodes started
+	SweepsCompleted    uint64 // sweep episodes that reached the end
 }
 
 // Stats returns the arena's statistics. O(k) for the free regions in the

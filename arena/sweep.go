@@ -18,9 +18,11 @@ import (
 //   - a freed allocation the cursor or restart names hands its role to the
 //     allocation after it;
 //   - a hole opened behind the cursor (or while no pass runs) moves restart
-//     down to the allocation after it, so the next pass starts there
-//     instead of at offset 0; the pass that is running does not step back,
-//     which under heavy churn would keep it from ever reaching the end.
+//     down to the allocation after it, so the next episode's pass starts
+//     there instead of at offset 0. The running pass does not step back,
+//     and its episode ends when it reaches the end: under steady churn a
+//     pass that went back for every new hole would never end, and would
+//     move every byte again each time round.
 //
 // Allocations during an episode may fill holes anywhere; a step that finds
 // no hole before its allocation moves nothing and costs one link walk.
@@ -122,10 +124,10 @@ func (a *Arena) sweep(b Budget) (completed bool, err error) {
 	for steps := 0; steps < b.Steps && len(a.done) < b.Moves && (bytes < b.Bytes || len(a.done) == 0); steps++ {
 		id := a.sw.cursor
 		if id == none {
-			if a.sw.restart != none {
-				a.sw.cursor, a.sw.restart = a.sw.restart, none
-				continue
-			}
+			// The pass reached the end: the holes it passed are one
+			// region at the tail. Holes opened behind it since are
+			// left, with restart, for the next episode; under steady
+			// churn a pass that stepped back for them would never end.
 			a.sw.armed, a.sw.grew = false, false
 			completed = true
 			break

@@ -1,0 +1,167 @@
+package arena_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/trace"
+)
+
+// tracePath finds a trace: the full one beside the repository when
+// GPUMEM_TRACES or ../../shared/traces has it, else the repository's prefix.
+func tracePath(name string) string {
+	dirs := []string{os.Getenv("GPUMEM_TRACES"), filepath.Join("..", "..", "shared", "traces")}
+	for _, d := range dirs {
+		if p := filepath.Join(d, name+".trace.gz"); d != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return filepath.Join("..", "testdata", "traces", name+".trace.gz")
+}
+
+// opsPerFrame is how many trace lines make one frame; every frame ends with
+// one Sweep call with the default budget.
+const opsPerFrame = 100
+
+// packing is what one trace replay through an arena measured.
+type packing struct {
+	peakOccupied, peakCapacity uint64 // elements
+	failures                   int
+	stats                      arena.Stats
+}
+
+// replayArena replays prog into an arena of 4-byte elements on a host
+// device, starting at 64 Ki elements and growing up to the trace's
+// capacity, sweeping once a frame.
+func replayArena(tb testing.TB, prog *trace.Program, strategy arena.Strategy) packing {
+	lim := device.DefaultLimits()
+	lim.MaxBufferSize = uint64(prog.Capacity) * 4
+	dev, err := host.New(host.Options{Limits: lim})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer dev.Release()
+	a, err := arena.New(dev, arena.Options{
+		InitialElems: min(64<<10, prog.Capacity),
+		MaxElems:     prog.Capacity,
+		MaxAllocs:    1 << 20,
+		Fragmented:   strategy,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer a.Release()
+	slots := make([]arena.Handle, prog.Slots)
+	sizes := make([]uint32, prog.Slots)
+	var p packing
+	var occupied uint64
+	for i, s := range prog.Steps {
+		if s.IsFree() {
+			if h := slots[s.Slot()]; h != (arena.Handle{}) {
+				if err := a.Free(h); err != nil {
+					tb.Fatal(err)
+				}
+				occupied -= uint64(sizes[s.Slot()])
+			}
+		} else {
+			h, err := a.Allocate(s.Size())
+			if err != nil {
+				p.failures++
+			} else {
+				occupied += uint64(s.Size())
+				p.peakOccupied = max(p.peakOccupied, occupied)
+			}
+			slots[s.Slot()], sizes[s.Slot()] = h, s.Size()
+		}
+		if i%opsPerFrame == opsPerFrame-1 && strategy == arena.SweepThenCompact {
+			if _, err := a.Sweep(arena.Budget{}); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	p.stats = a.Stats()
+	p.peakCapacity = uint64(p.stats.CapacityElems)
+	return p
+}
+
+// BenchmarkTracePacking replays the meshlet and lognormal traces (sizes as
+// 4-byte elements) through an arena under each fragmentation strategy and
+// reports the peak capacity against the peak occupied, and the work done.
+func BenchmarkTracePacking(b *testing.B) {
+	for _, name := range []string{"meshlet", "lognormal"} {
+		prog, err := trace.Load(tracePath(name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, st := range []arena.Strategy{arena.GrowOnly, arena.SweepThenCompact, arena.CompactAlways} {
+			b.Run(name+"/"+st.String(), func(b *testing.B) {
+				var p packing
+				for i := 0; i < b.N; i++ {
+					p = replayArena(b, prog, st)
+				}
+				s := p.stats
+				b.ReportMetric(float64(p.peakCapacity)/float64(p.peakOccupied), "cap/occ")
+				b.ReportMetric(float64(s.Growths), "growths")
+				b.ReportMetric(float64(s.FullCompactions), "compactions")
+				b.ReportMetric(float64(s.Refusals), "refusals")
+				b.ReportMetric(float64(s.BytesMoved)/(1<<20), "MiB-moved")
+				b.ReportMetric(float64(p.failures), "failures")
+			})
+		}
+	}
+}
+
+// BenchmarkSweep measures one Sweep call with the default budget (64 moves)
+// over an arena of 100,000 allocations with every other one freed.
+func BenchmarkSweep(b *testing.B) {
+	dev, err := host.New(host.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Release()
+	a, err := arena.New(dev, arena.Options{ElemSize: 16, InitialElems: 1 << 21, MaxAllocs: 1 << 18})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Release()
+	const n = 100_000
+	hs := make([]arena.Handle, n)
+	fragment := func() {
+		for i := range hs {
+			if hs[i] != (arena.Handle{}) {
+				a.Free(hs[i])
+			}
+			if hs[i], err = a.Allocate(16); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := 0; i < n; i += 2 {
+			a.Free(hs[i])
+			hs[i] = arena.Handle{}
+		}
+		a.Arm()
+	}
+	fragment()
+	moves := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !a.Armed() {
+			b.StopTimer()
+			fragment()
+			b.StartTimer()
+		}
+		ms, err := a.Sweep(arena.Budget{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		moves += len(ms)
+	}
+	b.ReportMetric(float64(moves)/float64(b.N), "moves/op")
+}
