@@ -1,0 +1,362 @@
+package meshlet
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+)
+
+// BatchHandle names one batch of a Manager for its whole life, wherever its
+// data and rows move. Handles are comparable: use them as map keys. The
+// zero BatchHandle names nothing.
+type BatchHandle struct {
+	id  uint32 // index into Manager.batches
+	gen uint32 // slot generation; 0 never names a live batch
+}
+
+// Placement is where a batch is now. Offsets change when a sweep or a
+// compaction moves the batch (OnChanged says so); sizes never change.
+type Placement struct {
+	// DataOffset is the index of the batch's first word in the data
+	// buffer; DataWords is how many words it has.
+	DataOffset, DataWords uint32
+	// RowOffset is the index of the batch's first row in the rows buffer
+	// (its byte offset is RowOffset*RowWords*4); Meshlets is how many rows
+	// it has, one per meshlet.
+	RowOffset, Meshlets uint32
+}
+
+// batch is the manager's record of one batch, indexed by BatchHandle.id.
+type batch struct {
+	data, rows arena.Handle // zero when the slot is free
+	words      uint32       // data words
+	meshlets   uint32       // rows
+	gen        uint32
+	// mark is the epoch of the last call that reported this batch changed:
+	// a batch is reported once per call however often it moved.
+	mark uint64
+}
+
+// Manager keeps meshlet batches in two arenas: data words in one, metadata
+// rows in the other, allocated in lockstep. See doc.go.
+//
+// A Manager is not safe for concurrent use.
+type Manager struct {
+	dev        device.Device
+	opts       Options
+	data, rows *arena.Arena
+
+	batches []batch
+	free    []uint32 // free batch slots
+	live    int
+	// words and meshlets sum the live batches' sizes.
+	words, meshlets uint64
+	// owners map each arena's handles to the batch slot that holds them,
+	// for the arenas' move reports.
+	dataOwner, rowOwner map[arena.Handle]uint32
+
+	// Per call: see relocate.go.
+	epoch   uint64
+	pending []shift        // data moves whose rows are not patched yet
+	changed []BatchHandle  // batches moved by this call, each once
+	patches []device.Patch // reused patch batch
+	oneMove [1]device.Move // reused single move
+	scratch []byte         // reused upload bytes
+
+	rowLen uint32 // bytes per row: RowWords*4
+	stats  Stats  // counters; Stats fills in the rest
+	gone   bool   // released
+}
+
+// New creates a manager on dev with its two arenas. It returns
+// ErrInvalidOptions for options that cannot work, or the error of the
+// arena that could not be created (the other is released: nothing leaks).
+func New(dev device.Device, opts Options) (*Manager, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("%w: nil device", ErrInvalidOptions)
+	}
+	o, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		dev:       dev,
+		opts:      o,
+		dataOwner: map[arena.Handle]uint32{},
+		rowOwner:  map[arena.Handle]uint32{},
+		rowLen:    o.RowWords * 4,
+	}
+	o.Data.OnMove = m.dataMoved
+	o.Rows.OnMove = m.rowsMoved
+	if m.data, err = arena.New(dev, o.Data); err != nil {
+		return nil, newErr("data", err)
+	}
+	if m.rows, err = arena.New(dev, o.Rows); err != nil {
+		m.data.Release()
+		return nil, newErr("rows", err)
+	}
+	return m, nil
+}
+
+func newErr(which string, err error) error {
+	if errors.Is(err, arena.ErrInvalidOptions) {
+		return fmt.Errorf("%w: %s arena: %w", ErrInvalidOptions, which, err)
+	}
+	return fmt.Errorf("meshlet: %s arena: %w", which, err)
+}
+
+// Buffers returns the data buffer (words) and the rows buffer (rows of
+// RowWords words). Growth replaces them: read them again after any Add or
+// Clone (Stats().Data.Growths and Stats().Rows.Growths count growths).
+func (m *Manager) Buffers() (data, rows device.Buffer) {
+	if m.gone {
+		return nil, nil
+	}
+	return m.data.Buffer(), m.rows.Buffer()
+}
+
+// Len returns the number of live batches. O(1).
+func (m *Manager) Len() int { return m.live }
+
+// batch returns the live record h names.
+func (m *Manager) batch(h BatchHandle) (*batch, error) {
+	if m.gone {
+		return nil, ErrReleased
+	}
+	if h.gen == 0 || h.id >= uint32(len(m.batches)) || m.batches[h.id].gen != h.gen {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
+	}
+	// A slot's generation changes when it is taken and when it is freed,
+	// so a matching one is live.
+	return &m.batches[h.id], nil
+}
+
+// Lookup returns where h's data and rows are now. O(1); does not allocate.
+func (m *Manager) Lookup(h BatchHandle) (Placement, error) {
+	b, err := m.batch(h)
+	if err != nil {
+		return Placement{}, err
+	}
+	return m.placement(b), nil
+}
+
+func (m *Manager) placement(b *batch) Placement {
+	d, err := m.data.Offset(b.data)
+	assert(err == nil, "a live batch's data handle is dead")
+	r, err := m.rows.Offset(b.rows)
+	assert(err == nil, "a live batch's rows handle is dead")
+	return Placement{DataOffset: d, DataWords: b.words, RowOffset: r, Meshlets: b.meshlets}
+}
+
+// Add places a batch: data, its words, and rows, RowWords words per
+// meshlet, whose address words are relative to data. It uploads the data,
+// and the rows with every address word made absolute (the data's offset
+// added on the CPU), and returns the batch's handle. The slices are not
+// kept.
+//
+// Errors: ErrInvalidBatch, ErrInvalidAddress, or the arenas' errors
+// (arena.ErrFull, arena.ErrTooManyAllocations, device errors). On error
+// nothing is placed and every live batch is intact, though an arena may
+// have grown or compacted (OnChanged reports batches moved). O(words +
+// rows) and amortized O(1) allocations, unless an arena grows or compacts.
+func (m *Manager) Add(data, rows []uint32) (BatchHandle, error) {
+	if m.gone {
+		return BatchHandle{}, ErrReleased
+	}
+	rw := int(m.opts.RowWords)
+	switch {
+	case len(data) == 0 || len(rows) == 0:
+		return BatchHandle{}, fmt.Errorf("%w: %d data words, %d row words", ErrInvalidBatch, len(data), len(rows))
+	case len(rows)%rw != 0:
+		return BatchHandle{}, fmt.Errorf("%w: %d row words is not a whole number of %d-word rows", ErrInvalidBatch, len(rows), rw)
+	case uint64(len(data)) > uint64(^uint32(0)) || uint64(len(rows)/rw) > uint64(^uint32(0)):
+		return BatchHandle{}, fmt.Errorf("%w: %d data words, %d rows", ErrInvalidBatch, len(data), len(rows)/rw)
+	}
+	for i := int(m.opts.AddressWord); i < len(rows); i += rw {
+		if uint64(rows[i]) > uint64(len(data)) {
+			return BatchHandle{}, fmt.Errorf("%w: row %d addresses word %d of %d", ErrInvalidAddress, i/rw, rows[i], len(data))
+		}
+	}
+	m.begin()
+	h, err := m.add(data, rows)
+	return h, m.settle(err)
+}
+
+func (m *Manager) add(data, rows []uint32) (BatchHandle, error) {
+	words, meshlets := uint32(len(data)), uint32(len(rows))/m.opts.RowWords
+	hd, hr, err := m.allocate(words, meshlets)
+	if err != nil {
+		return BatchHandle{}, err
+	}
+	off, err := m.data.Offset(hd)
+	assert(err == nil, "a fresh data handle is dead")
+	if err = m.data.Write(hd, 0, m.bytes(data, 0, 0)); err == nil {
+		err = m.rows.Write(hr, 0, m.bytes(rows, m.opts.AddressWord, off))
+	}
+	if err != nil {
+		m.release(hd, hr)
+		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
+	}
+	return m.register(hd, hr, words, meshlets), nil
+}
+
+// bytes returns words as little-endian bytes in the manager's scratch,
+// with add added to every RowWords-th word from index addr on, or to none
+// when add is 0.
+func (m *Manager) bytes(words []uint32, addr, add uint32) []byte {
+	n := 4 * len(words)
+	if cap(m.scratch) < n {
+		m.scratch = make([]byte, n)
+	}
+	b := m.scratch[:n]
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	if add != 0 {
+		for i := int(addr); i < len(words); i += int(m.opts.RowWords) {
+			binary.LittleEndian.PutUint32(b[4*i:], words[i]+add)
+		}
+	}
+	return b
+}
+
+// allocate reserves words data words and meshlets rows, in lockstep: when
+// the rows are refused the data is given back before the error returns.
+func (m *Manager) allocate(words, meshlets uint32) (arena.Handle, arena.Handle, error) {
+	hd, err := m.data.Allocate(words)
+	if err != nil {
+		return arena.Handle{}, arena.Handle{}, fmt.Errorf("meshlet: %d data words: %w", words, err)
+	}
+	hr, err := m.rows.Allocate(meshlets)
+	if err != nil {
+		ferr := m.data.Free(hd)
+		assert(ferr == nil, "a fresh data handle is dead")
+		return arena.Handle{}, arena.Handle{}, fmt.Errorf("meshlet: %d rows: %w", meshlets, err)
+	}
+	return hd, hr, nil
+}
+
+// release gives back the allocations of a batch that was never registered.
+func (m *Manager) release(hd, hr arena.Handle) {
+	e1, e2 := m.data.Free(hd), m.rows.Free(hr)
+	assert(e1 == nil && e2 == nil, "a fresh handle is dead")
+}
+
+// register records a placed batch and returns its handle.
+func (m *Manager) register(hd, hr arena.Handle, words, meshlets uint32) BatchHandle {
+	var id uint32
+	if n := len(m.free); n > 0 {
+		id, m.free = m.free[n-1], m.free[:n-1]
+	} else {
+		id = uint32(len(m.batches))
+		m.batches = append(m.batches, batch{})
+	}
+	b := &m.batches[id]
+	b.gen++
+	if b.gen == 0 {
+		b.gen = 1
+	}
+	b.data, b.rows, b.words, b.meshlets = hd, hr, words, meshlets
+	m.dataOwner[hd], m.rowOwner[hr] = id, id
+	m.live++
+	m.words += uint64(words)
+	m.meshlets += uint64(meshlets)
+	return BatchHandle{id: id, gen: b.gen}
+}
+
+// Remove gives h's data and rows back. Their bytes are left as they are;
+// the GPU must no longer read them once later work is submitted. O(1).
+func (m *Manager) Remove(h BatchHandle) error {
+	b, err := m.batch(h)
+	if err != nil {
+		return err
+	}
+	delete(m.dataOwner, b.data)
+	delete(m.rowOwner, b.rows)
+	m.release(b.data, b.rows)
+	m.live--
+	m.words -= uint64(b.words)
+	m.meshlets -= uint64(b.meshlets)
+	*b = batch{gen: b.gen + 1}
+	if b.gen == 0 {
+		b.gen = 1
+	}
+	m.free = append(m.free, h.id)
+	return nil
+}
+
+// Clone places a copy of h and returns its handle. The copy is made on the
+// device, from the bytes h has there now (which the GPU may have changed
+// since Add): the data and rows are moved within their buffers, then the
+// copy's address words are patched on the device by the distance between
+// the two batches' data. Errors and costs are Add's, with O(meshlets)
+// patches and no CPU copy of the bytes.
+func (m *Manager) Clone(h BatchHandle) (BatchHandle, error) {
+	b, err := m.batch(h)
+	if err != nil {
+		return BatchHandle{}, err
+	}
+	m.begin()
+	c, err := m.clone(h.id, b.words, b.meshlets)
+	return c, m.settle(err)
+}
+
+func (m *Manager) clone(src, words, meshlets uint32) (BatchHandle, error) {
+	hd, hr, err := m.allocate(words, meshlets)
+	if err != nil {
+		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
+	}
+	// The allocations may have compacted an arena and moved the source:
+	// patch the moved rows first, so the copy reads them right, and read
+	// the source's offsets now.
+	if err := m.patch(); err != nil {
+		m.release(hd, hr)
+		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
+	}
+	from := m.placement(&m.batches[src])
+	to, err := m.data.Offset(hd)
+	assert(err == nil, "a fresh data handle is dead")
+	toRow, err := m.rows.Offset(hr)
+	assert(err == nil, "a fresh rows handle is dead")
+	m.oneMove[0] = device.Move{Src: 4 * uint64(from.DataOffset), Dst: 4 * uint64(to), Size: 4 * uint64(words)}
+	err = m.dev.Move(m.data.Buffer(), m.oneMove[:])
+	if err == nil {
+		rl := uint64(m.rowLen)
+		m.oneMove[0] = device.Move{Src: rl * uint64(from.RowOffset), Dst: rl * uint64(toRow), Size: rl * uint64(meshlets)}
+		err = m.dev.Move(m.rows.Buffer(), m.oneMove[:])
+	}
+	if err == nil {
+		m.patches = appendPatches(m.patches[:0], toRow, meshlets, m.opts.RowWords, m.opts.AddressWord, to-from.DataOffset)
+		err = m.dev.Patch(m.rows.Buffer(), m.patches)
+	}
+	if err != nil {
+		m.release(hd, hr)
+		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
+	}
+	m.stats.Clones++
+	m.stats.PatchedWords += uint64(meshlets)
+	return m.register(hd, hr, words, meshlets), nil
+}
+
+// Release releases both arenas' buffers (once the device is done with
+// them). Handles die with them. Idempotent and nil-safe; later calls return
+// ErrReleased.
+func (m *Manager) Release() {
+	if m == nil || m.gone {
+		return
+	}
+	m.gone = true
+	m.data.Release()
+	m.rows.Release()
+}
+
+// assert panics when the manager's own bookkeeping is broken: a bug, never
+// bad input.
+func assert(ok bool, what string) {
+	if !ok {
+		panic("meshlet: internal error: " + what)
+	}
+}

@@ -1,0 +1,96 @@
+package meshlet
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpumem/gpumem/arena"
+)
+
+// Options configure a Manager. RowWords is required; every other zero field
+// means its default. New validates the result.
+type Options struct {
+	// Label names the manager's buffers: Label+"/data" and Label+"/rows"
+	// unless Data.Label or Rows.Label is set. Default "meshlet".
+	Label string
+
+	// RowWords is the size of one meshlet's metadata row, in 32-bit words.
+	// Required: at least 1.
+	RowWords uint32
+	// AddressWord is the index, within a row, of the word that holds the
+	// address of the meshlet's data: relative to the batch's data when
+	// given to Add, an absolute word index into the data buffer once
+	// placed. Below RowWords.
+	AddressWord uint32
+
+	// Data configures the arena of data words (4-byte elements) and Rows
+	// the arena of metadata rows (RowWords*4-byte elements): capacities,
+	// growth, RoundToBins, policy, MaxAllocs (which bounds the batches),
+	// usage. ElemSize, OnMove and Budget belong to the manager and must be
+	// left zero (ElemSize may also be given as its only valid value).
+	// Rows.MaxElems is clamped so that every word index of the rows
+	// buffer fits in 32 bits, as device.Patch needs.
+	Data, Rows arena.Options
+
+	// Budget bounds one Sweep call, spent across both arenas. Zero fields
+	// take arena.DefaultBudget's.
+	Budget arena.Budget
+
+	// OnChanged, if set, is called once for every batch whose data or rows
+	// moved during a call (Sweep, Compact, or an Add or Clone whose
+	// allocation compacted an arena), after the call's device work is
+	// recorded and its rows patched. It may call Lookup, but nothing that
+	// changes the manager.
+	OnChanged func(BatchHandle)
+}
+
+// resolve fills in defaults and checks o; the arenas check the rest.
+func (o Options) resolve() (Options, error) {
+	if o.Label == "" {
+		o.Label = "meshlet"
+	}
+	if o.RowWords == 0 || o.RowWords > math.MaxUint32/4 {
+		return o, fmt.Errorf("%w: RowWords %d, want 1 to %d", ErrInvalidOptions, o.RowWords, math.MaxUint32/4)
+	}
+	if o.AddressWord >= o.RowWords {
+		return o, fmt.Errorf("%w: AddressWord %d outside a row of %d words", ErrInvalidOptions, o.AddressWord, o.RowWords)
+	}
+	for _, a := range []struct {
+		name, suffix string
+		o            *arena.Options
+		elem         uint32
+	}{{"Data", "/data", &o.Data, 4}, {"Rows", "/rows", &o.Rows, o.RowWords * 4}} {
+		switch {
+		case a.o.ElemSize != 0 && a.o.ElemSize != a.elem:
+			return o, fmt.Errorf("%w: %s.ElemSize %d, want %d or 0", ErrInvalidOptions, a.name, a.o.ElemSize, a.elem)
+		case a.o.OnMove != nil:
+			return o, fmt.Errorf("%w: %s.OnMove is the manager's", ErrInvalidOptions, a.name)
+		case a.o.Budget != arena.Budget{}:
+			return o, fmt.Errorf("%w: %s.Budget is unused: set Options.Budget", ErrInvalidOptions, a.name)
+		}
+		a.o.ElemSize = a.elem
+		if a.o.Label == "" {
+			a.o.Label = o.Label + a.suffix
+		}
+	}
+	// Every word index of the rows buffer must fit a device.Patch index.
+	if lim := math.MaxUint32 / o.RowWords; o.Rows.MaxElems == 0 || o.Rows.MaxElems > lim {
+		o.Rows.MaxElems = lim
+	}
+	o.Budget = fill(o.Budget, arena.DefaultBudget)
+	return o, nil
+}
+
+// fill returns b with its zero (or negative) fields taken from d.
+func fill(b, d arena.Budget) arena.Budget {
+	if b.Moves <= 0 {
+		b.Moves = d.Moves
+	}
+	if b.Bytes == 0 {
+		b.Bytes = d.Bytes
+	}
+	if b.Steps <= 0 {
+		b.Steps = d.Steps
+	}
+	return b
+}

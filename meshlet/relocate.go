@@ -1,0 +1,203 @@
+package meshlet
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+)
+
+// Keeping the address words right while the arenas move things.
+//
+// A row's address word holds an absolute word index into the data buffer,
+// so it must change exactly when its batch's data moves, by exactly the
+// distance moved, and a row move changes nothing in it. The data arena
+// moves a batch's data in three places: a Sweep, a Compact, and an
+// Allocate that compacts to make room (inside Add and Clone). Growth moves
+// nothing: offsets survive it and only the buffer changes.
+//
+// Every manager call that may move anything runs in three steps:
+//
+//  1. begin: a new epoch; the pending list and the changed list are empty.
+//  2. The arena calls. Each arena reports its moves through OnMove as it
+//     records them on the device. A data move appends a shift (batch slot,
+//     To-From) to the pending list; a data or row move marks its batch
+//     changed, once per epoch (the batch's mark).
+//  3. settle: one device.Patch on the rows buffer adds each shift to every
+//     address word of its batch's rows, at the rows' offsets of the moment
+//     the patch is recorded; then OnChanged runs for each changed batch.
+//
+// Why the order is right: device work runs in call order, and between two
+// arena calls the rows arena's offsets say where each row is on the device.
+// A patch recorded after the row moves of the same call is therefore
+// computed from, and lands on, the rows where they are after those moves;
+// a row move recorded after a patch carries the patched words along. A
+// batch that moved twice has two shifts, and patches of one word add up.
+// A rows growth between a data move and its patch is harmless too: the
+// patch goes to the buffer the rows are in when it is recorded.
+//
+// Clone needs the source's rows patched before it copies them, so it runs
+// the patch of step 3 early (patch), then copies, then patches the copy's
+// own address words by the distance between the two batches' data.
+//
+// A failed call still settles: an Add whose rows are refused may have
+// compacted the data arena first, and those batches' rows need their patch
+// all the same.
+
+// shift is one pending data move: batch slot id's data moved by delta
+// words (modulo 2^32: a move down is a wrapped negative delta).
+type shift struct {
+	id    uint32
+	delta uint32
+}
+
+// begin starts a call that may move batches.
+func (m *Manager) begin() {
+	m.epoch++
+	m.pending = m.pending[:0]
+	m.changed = m.changed[:0]
+}
+
+// dataMoved is the data arena's OnMove.
+func (m *Manager) dataMoved(mv arena.Move) {
+	id, ok := m.dataOwner[mv.Handle]
+	assert(ok, "the data arena moved an allocation no batch holds")
+	m.pending = append(m.pending, shift{id: id, delta: mv.To - mv.From})
+	m.mark(id)
+}
+
+// rowsMoved is the rows arena's OnMove: the rows need no patch.
+func (m *Manager) rowsMoved(mv arena.Move) {
+	id, ok := m.rowOwner[mv.Handle]
+	assert(ok, "the rows arena moved an allocation no batch holds")
+	m.mark(id)
+}
+
+// mark reports batch id changed in this call, once.
+func (m *Manager) mark(id uint32) {
+	b := &m.batches[id]
+	if b.mark == m.epoch {
+		return
+	}
+	b.mark = m.epoch
+	m.changed = append(m.changed, BatchHandle{id: id, gen: b.gen})
+}
+
+// patch records the pending shifts as one device.Patch of the rows buffer
+// and empties the list.
+func (m *Manager) patch() error {
+	if len(m.pending) == 0 {
+		return nil
+	}
+	m.patches = m.patches[:0]
+	for _, s := range m.pending {
+		b := &m.batches[s.id]
+		r, err := m.rows.Offset(b.rows)
+		assert(err == nil, "a moved batch's rows handle is dead")
+		m.patches = appendPatches(m.patches, r, b.meshlets, m.opts.RowWords, m.opts.AddressWord, s.delta)
+	}
+	m.pending = m.pending[:0]
+	if err := m.dev.Patch(m.rows.Buffer(), m.patches); err != nil {
+		return fmt.Errorf("meshlet: patch %d address words: %w", len(m.patches), err)
+	}
+	m.stats.PatchedWords += uint64(len(m.patches))
+	return nil
+}
+
+// appendPatches appends a patch adding delta to the address word of each of
+// n rows from row first.
+func appendPatches(p []device.Patch, first, n, rowWords, addressWord, delta uint32) []device.Patch {
+	w := first*rowWords + addressWord
+	for range n {
+		p = append(p, device.Patch{Index: w, Delta: delta})
+		w += rowWords
+	}
+	return p
+}
+
+// settle ends a call begun by begin: the pending patches, then OnChanged.
+// It returns err, joined with the patch's error if that fails too.
+func (m *Manager) settle(err error) error {
+	if perr := m.patch(); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	m.stats.Changed += uint64(len(m.changed))
+	if m.opts.OnChanged != nil {
+		for _, h := range m.changed {
+			m.opts.OnChanged(h)
+		}
+	}
+	return err
+}
+
+// Sweep takes one budgeted step of each arena's running sweep (see
+// arena.Arena.Sweep), patches the address words of every batch whose data
+// moved, and returns the batches that moved, each once whether its data,
+// its rows or both moved (OnChanged is called for each too). The slice is
+// the manager's, valid until its next call.
+//
+// The budget (zero fields take Options.Budget's) is spent across both
+// arenas: the second gets the moves and bytes the first left, and none
+// when the first spent them; the arenas take turns going first, so neither
+// starves. Steps are counted in each arena. O(budget + patched rows).
+func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
+	if m.gone {
+		return nil, ErrReleased
+	}
+	b := fill(budget, m.opts.Budget)
+	first, second := m.data, m.rows
+	if m.stats.Sweeps%2 == 1 {
+		first, second = second, first
+	}
+	m.stats.Sweeps++
+	m.begin()
+	moves, err := first.Sweep(b)
+	if err == nil {
+		var bytes uint64
+		for _, mv := range moves {
+			bytes += uint64(mv.Elems) * uint64(first.ElemSize())
+		}
+		if len(moves) < b.Moves && bytes < b.Bytes {
+			b.Moves -= len(moves)
+			b.Bytes -= bytes
+			_, err = second.Sweep(b)
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("meshlet: sweep: %w", err)
+	}
+	return m.changed, m.settle(err)
+}
+
+// Compact packs both arenas fully (arena.Arena.Compact), ending any sweep,
+// patches the moved batches' address words and returns the moved batches,
+// as Sweep does. O(batches + patched rows).
+func (m *Manager) Compact() ([]BatchHandle, error) {
+	if m.gone {
+		return nil, ErrReleased
+	}
+	m.begin()
+	_, err := m.data.Compact()
+	if err == nil {
+		_, err = m.rows.Compact()
+	}
+	if err != nil {
+		err = fmt.Errorf("meshlet: compact: %w", err)
+	}
+	return m.changed, m.settle(err)
+}
+
+// Arm starts a sweep episode in both arenas by hand, as a fragmentation
+// refusal would (arena.Arena.Arm).
+func (m *Manager) Arm() {
+	if !m.gone {
+		m.data.Arm()
+		m.rows.Arm()
+	}
+}
+
+// Armed reports whether either arena has a sweep running: Sweep has work.
+func (m *Manager) Armed() bool {
+	return !m.gone && (m.data.Armed() || m.rows.Armed())
+}
