@@ -49,6 +49,8 @@ type Program struct {
 
 // Load reads the trace file name (gzip-compressed or not) into a Program.
 // Errors about the content are *ParseErrors naming the file and line.
+// O(lines); the Program takes 8 bytes a line, and parsing needs a map of
+// the live ids besides.
 func Load(name string) (*Program, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -87,7 +89,7 @@ func ReadProgram(r io.Reader, name string) (*Program, error) {
 
 // MapSizes returns a copy of p in which every allocation asks for
 // size(original size) units instead. It is how a replay tries a rounding
-// policy without paying for it in the timed loop.
+// policy without paying for it in the timed loop. O(len(p.Steps)).
 func (p *Program) MapSizes(size func(uint32) uint32) *Program {
 	q := *p
 	q.Steps = make([]Step, len(p.Steps))

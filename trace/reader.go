@@ -192,6 +192,7 @@ func (r *Reader) header() error {
 
 // Next returns the next operation, or io.EOF after the last. Any other
 // error is a *ParseError; after an error Next returns the same error again.
+// O(1) per line (amortized); it allocates only to grow its map of live ids.
 func (r *Reader) Next() (Op, error) {
 	if r.err != nil {
 		return Op{}, r.err
