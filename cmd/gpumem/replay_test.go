@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/trace"
 )
@@ -215,5 +216,29 @@ func TestReplayReference(t *testing.T) {
 				t.Errorf("allocs_per_op = %v, want 0", row["allocs_per_op"])
 			}
 		})
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf) // not a terminal: silent
+	p.start("t")
+	p.mute = 0
+	p.show("loading")
+	if buf.Len() != 0 {
+		t.Fatalf("progress on a non-terminal: %q", buf.String())
+	}
+	p = &progress{w: &buf, mute: time.Hour}
+	p.start("t")
+	p.show("loading") // a short run shows nothing
+	if buf.Len() != 0 {
+		t.Fatalf("progress on a short run: %q", buf.String())
+	}
+	p.mute = 0
+	p.show("replay 1/5")
+	p.done()
+	p.done()
+	if want := "\r\033[Kt: replay 1/5\r\033[K"; buf.String() != want {
+		t.Errorf("progress wrote %q, want %q", buf.String(), want)
 	}
 }
