@@ -57,3 +57,14 @@ func TestConformanceSmallLimits(t *testing.T) {
 		MaxArrayLayers:              16,
 	}}))
 }
+
+// TestConformanceSmallLimitsCopyPath is the small-limits suite with moves
+// as copies: passes cut by a small scratch buffer.
+func TestConformanceSmallLimitsCopyPath(t *testing.T) {
+	devicetest.Run(t, open(webgpu.Options{Moves: webgpu.MoveCopy, Limits: device.Limits{
+		MaxBufferSize:               8 << 20,
+		MaxStorageBufferBindingSize: 4 << 20,
+		MaxTextureSize2D:            64,
+		MaxArrayLayers:              16,
+	}}))
+}

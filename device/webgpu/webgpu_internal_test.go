@@ -2,8 +2,10 @@ package webgpu
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -129,5 +131,75 @@ func TestReleaseDeferred(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal(firstDiff(got, want))
+	}
+}
+
+// TestGenerateMipsPaths checks that the compute path and the host fallback
+// (taken when a layer's levels do not fit one storage binding) give the
+// same bytes as hostMip, level by level.
+func TestGenerateMipsPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, f := range []device.TextureFormat{device.RGBA8Unorm, device.R8Unorm, device.RGBA16Float, device.RGBA32Float} {
+		desc := device.TextureDesc{Label: f.String(), Format: f, Width: 61, Height: 37, Mips: 6, Usage: device.TextureCopySrc | device.TextureCopyDst}
+		mip0 := make([]byte, desc.MipBytes(0))
+		for i := range mip0 {
+			mip0[i] = byte(r.Uint32())
+		}
+		// Float formats: normal values in [0.25, 64), so no NaN, infinity
+		// or denormal (which a GPU may flush) comes up.
+		switch f {
+		case device.RGBA32Float:
+			for i := 0; i < len(mip0); i += 4 {
+				binary.LittleEndian.PutUint32(mip0[i:], math.Float32bits(0.25+64*r.Float32()*0.99))
+			}
+		case device.RGBA16Float:
+			for i := 0; i < len(mip0); i += 2 {
+				binary.LittleEndian.PutUint16(mip0[i:], floatToHalf(0.25+64*r.Float32()*0.99))
+			}
+		}
+		want := [][]byte{mip0}
+		for m := uint32(1); m < desc.Mips; m++ {
+			want = append(want, hostMip(desc, m, want[m-1]))
+		}
+		for _, c := range []struct {
+			name string
+			opts Options
+		}{
+			{"compute", Options{}},
+			{"host", Options{Limits: device.Limits{MaxStorageBufferBindingSize: 4096}}},
+		} {
+			t.Run(f.String()+"/"+c.name, func(t *testing.T) {
+				d := newTestDevice(t, c.opts)
+				tex, err := d.CreateTexture(desc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := d.WriteTexture(tex, 0, 0, mip0); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.GenerateMips(tex, 0); err != nil {
+					t.Fatal(err)
+				}
+				for m := uint32(1); m < desc.Mips; m++ {
+					got := make([]byte, desc.MipBytes(m))
+					if err := d.ReadTexture(tex, 0, m, got); err != nil {
+						t.Fatal(err)
+					}
+					if f == device.RGBA16Float {
+						// A GPU may round to half 1 unit off.
+						for i := 0; i < len(got); i += 2 {
+							g, w := int(binary.LittleEndian.Uint16(got[i:])), int(binary.LittleEndian.Uint16(want[m][i:]))
+							if g-w > 1 || w-g > 1 {
+								t.Fatalf("mip %d half %d: got %#04x, want %#04x", m, i/2, g, w)
+							}
+						}
+						continue
+					}
+					if !bytes.Equal(got, want[m]) {
+						t.Fatalf("mip %d: %s", m, firstDiff(got, want[m]))
+					}
+				}
+			})
+		}
 	}
 }
