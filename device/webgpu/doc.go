@@ -23,24 +23,41 @@
 // operations take effect in call order, as the device package requires.
 //
 // Move runs as compute-shader dispatches over a table of 4 KiB chunks (see
-// move.go for the plan that keeps a batch's result equal to doing its moves
-// one by one), or, where compute cannot run, as pairs of copies through a
-// scratch buffer: WebGPU forbids a copy whose source and destination are the
-// same buffer. Patch and GenerateMips run as compute shaders with integer
-// arithmetic, so their results equal the host backend's bit for bit.
+// plan.go for the plan that keeps a batch's result equal to doing its moves
+// one by one, and move.go for the dispatches), or, where compute cannot run,
+// as pairs of copies through a scratch buffer: WebGPU forbids a copy whose
+// source and destination are the same buffer. MoveVia picks the path per
+// call. Patch and GenerateMips run as compute shaders, with integer
+// arithmetic for 8-bit formats, so their results equal the host backend's
+// bit for bit.
+//
+// Bench and BenchCases measure move throughput; the package benchmarks and
+// `gpumem devbench` share them.
 //
 // # Caveats
 //
-// Every call is validated before anything reaches wgpu-native: the binding
-// turns some errors into process aborts (an invalid queue submit, an
-// uncaptured error) and, once one of its Try calls has failed, may report
-// that stale error again from a later call (see errors.go). A buffer is
-// created with Storage added to its usage (unless it is mappable) so that
-// Move and Patch can bind it.
+// Every call is validated before anything reaches wgpu-native, and returns
+// the sentinel the host backend returns: the binding turns some errors into
+// process aborts (an invalid queue submit, an uncaptured error) and, once
+// one of its Try calls has failed, may report that stale error again from a
+// later call (see errors.go for the workaround). Buffer and texture
+// creation run inside an OutOfMemory error scope of their own (scope.go),
+// since the binding's Try calls catch validation errors only.
+//
+// A buffer is created with Storage added to its usage (unless it is
+// mappable) so that Move can bind it; Patch still requires the caller's
+// Storage flag, as on every backend.
+//
+// Device loss: the binding cannot take a device-lost callback (it hands C a
+// Go pointer, which cgo rejects), so a lost device is noticed only through
+// the errors of later calls, which then return device.ErrDeviceLost.
 //
 // Released buffers and textures are destroyed only once the queue has
 // finished the work recorded before the Release: at the next Wait, or at a
 // Submit that finds the queue idle.
+//
+// On Linux, the Vulkan loader prints "XDG_RUNTIME_DIR is invalid" to stderr
+// when that variable is unset; it is harmless (set it to silence it).
 //
 // # Concurrency
 //
