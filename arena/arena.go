@@ -126,7 +126,10 @@ func (a *Arena) Allocate(elems uint32) (Handle, error) {
 	if elems == 0 || size == 0 || size > a.opts.MaxElems {
 		return Handle{}, fmt.Errorf("%w: %d elements (max %d)", ErrInvalidSize, elems, a.opts.MaxElems)
 	}
-	h, err := a.alloc.Allocate(size)
+	h, err := offset.Allocation{}, offset.ErrOutOfSpace
+	if size <= a.alloc.Capacity() {
+		h, err = a.alloc.Allocate(size)
+	}
 	if err == offset.ErrOutOfSpace {
 		if err = a.makeRoom(size); err != nil {
 			return Handle{}, err

@@ -10,30 +10,12 @@ import (
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/internal/testdevice"
 )
 
-// backend opens a device for a test; every test runs on each backend.
-type backend struct {
-	name string
-	open func(t *testing.T) device.Device
-}
+func openHost(t *testing.T) device.Device { return testdevice.Host(t, host.Options{}) }
 
-var backends = []backend{{"host", openHost}}
-
-func openHost(t *testing.T) device.Device {
-	d, err := host.New(host.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Release)
-	return d
-}
-
-func eachBackend(t *testing.T, f func(t *testing.T, dev device.Device)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) { f(t, b.open(t)) })
-	}
-}
+func eachBackend(t *testing.T, f func(t *testing.T, dev device.Device)) { testdevice.Each(t, f) }
 
 // shadow is what the bytes of every live allocation must be.
 type shadow struct {
@@ -95,9 +77,6 @@ func (s *shadow) verify(t *testing.T, when string) {
 		return
 	}
 	e := uint64(s.a.ElemSize())
-	// One read per allocation would be slow on a GPU; read the buffer
-	// once through a temporary handle-free path: Read of each handle uses
-	// the device's ReadBuffer, so batch by reading them all into one slice.
 	for h, want := range s.data {
 		got := make([]byte, len(want))
 		if err := s.a.Read(h, 0, got); err != nil {

@@ -1,0 +1,127 @@
+package arena_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
+)
+
+// FuzzArena drives allocate, free, write, sweep, compact and injected device
+// refusals against a model of every live allocation's bytes, and checks the
+// whole model after every command. Each command is 3 bytes.
+func FuzzArena(f *testing.F) {
+	f.Add([]byte{0, 10, 0, 0, 20, 1, 1, 0, 0, 3, 0, 0, 0, 50, 2, 4, 0, 0})
+	f.Add([]byte{0, 200, 0, 0, 200, 0, 1, 0, 0, 0, 255, 1, 5, 1, 0, 0, 255, 3, 3, 1, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := runArena(data); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func runArena(data []byte) error {
+	lim := device.DefaultLimits()
+	lim.MaxBufferSize = 64 << 10
+	dev, err := host.New(host.Options{Limits: lim})
+	if err != nil {
+		return err
+	}
+	defer dev.Release()
+	a, err := arena.New(dev, arena.Options{InitialElems: 32, MaxAllocs: 128, Budget: arena.Budget{Moves: 2}})
+	if err != nil {
+		return err
+	}
+	defer a.Release()
+	model := map[arena.Handle][]byte{}
+	var order []arena.Handle
+	fill := byte(1)
+	for step := 0; len(data) >= 3 && step < 256; step, data = step+1, data[3:] {
+		op, x, y := data[0]%6, data[1], data[2]
+		pick := func() (arena.Handle, bool) {
+			if len(order) == 0 {
+				return arena.Handle{}, false
+			}
+			return order[int(x)%len(order)], true
+		}
+		switch op {
+		case 0, 1: // allocate and fill
+			elems := uint32(x)%97 + 1
+			if y&1 == 1 {
+				dev.FailNextCreates(1)
+			}
+			h, err := a.Allocate(elems)
+			dev.FailNextCreates(0)
+			if err != nil {
+				if !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) && !errors.Is(err, arena.ErrTooManyAllocations) {
+					return fmt.Errorf("step %d: allocate %d: %w", step, elems, err)
+				}
+				break
+			}
+			b := make([]byte, elems*4)
+			for i := range b {
+				b[i] = fill + byte(i)
+			}
+			fill++
+			if err := a.Write(h, 0, b); err != nil {
+				return err
+			}
+			model[h] = b
+			order = append(order, h)
+		case 2: // free
+			h, ok := pick()
+			if !ok {
+				break
+			}
+			if err := a.Free(h); err != nil {
+				return fmt.Errorf("step %d: free: %w", step, err)
+			}
+			if err := a.Free(h); !errors.Is(err, arena.ErrInvalidHandle) {
+				return fmt.Errorf("step %d: second free: %v", step, err)
+			}
+			delete(model, h)
+			i := int(x) % len(order)
+			order = append(order[:i], order[i+1:]...)
+		case 3: // overwrite a word
+			h, ok := pick()
+			if !ok {
+				break
+			}
+			b := model[h]
+			off := (int(y) % (len(b) / 4)) * 4
+			w := []byte{y, x, y ^ x, 7}
+			if err := a.Write(h, uint64(off), w); err != nil {
+				return err
+			}
+			copy(b[off:], w)
+		case 4: // sweep
+			if y&1 == 1 {
+				a.Arm()
+			}
+			if _, err := a.Sweep(arena.Budget{}); err != nil {
+				return err
+			}
+		case 5:
+			if _, err := a.Compact(); err != nil {
+				return err
+			}
+		}
+		st := a.Stats()
+		if st.Allocations != len(model) || st.ReservedElems+uint64(st.FreeElems) != uint64(st.CapacityElems) {
+			return fmt.Errorf("step %d: stats %+v, model %d live", step, st, len(model))
+		}
+		for h, want := range model {
+			got := make([]byte, len(want))
+			if err := a.Read(h, 0, got); err != nil {
+				return err
+			}
+			if string(got) != string(want) {
+				return fmt.Errorf("step %d: contents of %v changed", step, h)
+			}
+		}
+	}
+	return nil
+}

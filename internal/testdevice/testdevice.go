@@ -1,0 +1,66 @@
+// Package testdevice opens the devices that tests run on, so every package
+// above device runs its tests on each backend: host always, webgpu where an
+// adapter is found. Where none is, webgpu tests skip with a message saying
+// what to install, except in CI (CI=true), where they must run and fail.
+package testdevice
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/device/webgpu"
+)
+
+// Backend names a device backend and opens a fresh device of it for a test;
+// the device is released when the test ends.
+type Backend struct {
+	Name string
+	Open func(t testing.TB) device.Device
+}
+
+// Backends lists every backend tests run on.
+func Backends() []Backend {
+	return []Backend{
+		{"host", func(t testing.TB) device.Device { return Host(t, host.Options{}) }},
+		{"webgpu", func(t testing.TB) device.Device { return WebGPU(t, webgpu.Options{}) }},
+	}
+}
+
+// Each runs f as a subtest on a fresh device of every backend.
+func Each(t *testing.T, f func(t *testing.T, dev device.Device)) {
+	for _, b := range Backends() {
+		t.Run(b.Name, func(t *testing.T) { f(t, b.Open(t)) })
+	}
+}
+
+// Host opens a host device with opts.
+func Host(t testing.TB, opts host.Options) *host.Device {
+	t.Helper()
+	d, err := host.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Release)
+	return d
+}
+
+// WebGPU opens a webgpu device with opts, or skips t when no adapter is
+// found (fails it when CI=true).
+func WebGPU(t testing.TB, opts webgpu.Options) *webgpu.Device {
+	t.Helper()
+	d, err := webgpu.New(opts)
+	if errors.Is(err, webgpu.ErrNoAdapter) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must run the webgpu tests: %v", err)
+		}
+		t.Skipf("no WebGPU adapter (on Debian without a GPU: apt-get install mesa-vulkan-drivers): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Release)
+	return d
+}
