@@ -142,9 +142,23 @@ func (p *planner) onePass(allGathered bool) bool {
 			return false
 		}
 	}
+	hint := 0
 	for j, m := range p.moves {
 		s := span{m.Src, m.Src + m.Size}
-		k := sort.Search(n, func(k int) bool { return dst(k).hi > s.lo })
+		// k is the first destination that ends after s starts. Sources
+		// usually come in the order of the destinations, so try the
+		// previous answer and its neighbour before a binary search.
+		k := -1
+		for _, c := range [2]int{hint, hint + 1} {
+			if c <= n && (c == n || dst(c).hi > s.lo) && (c == 0 || dst(c-1).hi <= s.lo) {
+				k = c
+				break
+			}
+		}
+		if k < 0 {
+			k = sort.Search(n, func(k int) bool { return dst(k).hi > s.lo })
+		}
+		hint = k
 		direct := !allGathered
 		for ; k < n && dst(k).lo < s.hi; k++ {
 			if int(p.order[k]) < j {

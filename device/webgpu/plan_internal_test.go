@@ -174,3 +174,30 @@ func TestHalf(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPlan measures the CPU cost of planning a batch: a sweep (one
+// pass, destinations ascending) and a batch of chains (many passes).
+func BenchmarkPlan(b *testing.B) {
+	sweep := make([]device.Move, 20000)
+	src, dst := uint64(4096), uint64(0)
+	for i := range sweep {
+		sweep[i] = device.Move{Src: src, Dst: dst, Size: 4096}
+		dst += 4096
+		src += 4096 + 64
+	}
+	chains := randomBatch(rand.New(rand.NewPCG(7, 8)), 64<<20, 20000)
+	for _, c := range []struct {
+		name  string
+		moves []device.Move
+	}{{"sweep", sweep}, {"chains", chains}} {
+		b.Run(c.name, func(b *testing.B) {
+			var p planner
+			b.ReportAllocs()
+			for b.Loop() {
+				p.plan(c.moves, 128<<20, false)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(c.moves)), "ns/move")
+			b.ReportMetric(float64(p.numPasses()), "passes")
+		})
+	}
+}
