@@ -267,18 +267,14 @@ func (a *Allocator) Free(h Allocation) error {
 	off, size := n.off, n.size
 	prev, next := n.prev, n.next
 	if prev != none && !nodes[prev].used {
-		p := &nodes[prev]
+		p := a.absorb(prev)
 		off = p.off
 		size += p.size
-		a.unlink(prev)
-		a.release(prev)
 		prev = p.prev
 	}
 	if next != none && !nodes[next].used {
-		q := &nodes[next]
+		q := a.absorb(next)
 		size += q.size
-		a.unlink(next)
-		a.release(next)
 		next = q.next
 	}
 	n.used = false
@@ -397,6 +393,15 @@ func (a *Allocator) unlink(idx uint32) {
 	}
 	a.freeUnits -= n.size
 	a.freeRegions--
+}
+
+// absorb takes free region idx out of its bin and puts its node back on
+// the stack, for a neighbour that merges it; the node's fields stay
+// readable until the next insert.
+func (a *Allocator) absorb(idx uint32) *node {
+	a.unlink(idx)
+	a.release(idx)
+	return &a.nodes[idx]
 }
 
 // release pushes node idx back on the stack of unused nodes.

@@ -25,11 +25,8 @@ func (a *Allocator) Grow(capacity uint32) error {
 		}
 		a.replace(last, none, a.capacity, extra)
 	} else {
-		n := &a.nodes[last]
-		prev, off, size := n.prev, n.off, n.size+extra
-		a.unlink(last)
-		a.release(last)
-		a.replace(prev, none, off, size)
+		n := a.absorb(last)
+		a.replace(n.prev, none, n.off, n.size+extra)
 	}
 	a.capacity = capacity
 	return nil
@@ -53,11 +50,8 @@ func (a *Allocator) SlideDown(h Allocation) (Allocation, uint32, error) {
 	if prev == none || nodes[prev].used {
 		return a.handle(idx), 0, nil
 	}
-	p := &nodes[prev]
-	dist := p.size
-	before := p.prev
-	a.unlink(prev)
-	a.release(prev)
+	p := a.absorb(prev)
+	dist, before := p.size, p.prev
 	n.prev = before
 	if before != none {
 		nodes[before].next = idx
@@ -67,10 +61,8 @@ func (a *Allocator) SlideDown(h Allocation) (Allocation, uint32, error) {
 	n.off -= dist
 	off, size, next := n.off+n.size, dist, n.next
 	if next != none && !nodes[next].used {
-		q := &nodes[next]
+		q := a.absorb(next)
 		size += q.size
-		a.unlink(next)
-		a.release(next)
 		next = q.next
 	}
 	a.replace(idx, next, off, size)

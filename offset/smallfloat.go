@@ -28,29 +28,29 @@ const (
 
 // binRoundUp returns the smallest bin whose lower bound is at least size.
 func binRoundUp(size uint32) uint32 {
-	if size < mantissaValue {
-		return size
+	b, exact := bin(size)
+	if !exact {
+		b++ // may carry into the exponent, which is what we want
 	}
-	high := 31 - uint32(bits.LeadingZeros32(size))
-	shift := high - mantissaBits
-	exp := shift + 1
-	mantissa := (size >> shift) & mantissaMask
-	if size&(1<<shift-1) != 0 {
-		mantissa++ // may carry into the exponent, which is what we want
-	}
-	return exp<<mantissaBits + mantissa
+	return b
 }
 
 // binRoundDown returns the largest bin whose lower bound is at most size.
 func binRoundDown(size uint32) uint32 {
+	b, _ := bin(size)
+	return b
+}
+
+// bin returns the bin size rounds down to, and whether size is exactly
+// that bin's lower bound.
+func bin(size uint32) (b uint32, exact bool) {
 	if size < mantissaValue {
-		return size
+		return size, true
 	}
 	high := 31 - uint32(bits.LeadingZeros32(size))
 	shift := high - mantissaBits
-	exp := shift + 1
 	mantissa := (size >> shift) & mantissaMask
-	return exp<<mantissaBits | mantissa
+	return (shift+1)<<mantissaBits | mantissa, size&(1<<shift-1) == 0
 }
 
 // binSize returns the lower bound of bin b, as a 64-bit value because the
