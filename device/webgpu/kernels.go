@@ -45,8 +45,34 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 }
 `
 
-// copyWordWGSL is copyVec4WGSL on 32-bit words, for ranges whose source
-// and destination are not both 16-byte aligned.
+// copyShiftWGSL copies, for every table entry, n vec4<u32> to dst[d]
+// (16-byte units) from the 32-bit words at src[s] (word units), for a
+// destination 16-byte aligned and a source that is not: four word loads,
+// all in flight before the store, and one aligned vec4 store per thread.
+const copyShiftWGSL = `
+struct Entry { s: u32, d: u32, n: u32, pad: u32 };
+@group(0) @binding(0) var<storage, read> table: array<Entry>;
+@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+	let count = arrayLength(&table);
+	for (var c = wg.x; c < count; c += nwg.x) {
+		let e = table[c];
+		for (var i = lid; i < e.n; i += 256u) {
+			let w = e.s + 4u * i;
+			dst[e.d + i] = vec4<u32>(src[w], src[w + 1u], src[w + 2u], src[w + 3u]);
+		}
+	}
+}
+`
+
+// copyWordWGSL is copyVec4WGSL on 32-bit words, for the unaligned heads and
+// tails of ranges. Each thread loads four words before it stores any, so
+// four loads are in flight.
 const copyWordWGSL = `
 struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 @group(0) @binding(0) var<storage, read> table: array<Entry>;
@@ -60,8 +86,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 	let count = arrayLength(&table);
 	for (var c = wg.x; c < count; c += nwg.x) {
 		let e = table[c];
-		for (var i = lid; i < e.n; i += 256u) {
-			dst[e.d + i] = src[e.s + i];
+		for (var i = lid; i < e.n; i += 1024u) {
+			let i1 = i + 256u;
+			let i2 = i + 512u;
+			let i3 = i + 768u;
+			let a0 = src[e.s + i];
+			let a1 = src[e.s + min(i1, e.n - 1u)];
+			let a2 = src[e.s + min(i2, e.n - 1u)];
+			let a3 = src[e.s + min(i3, e.n - 1u)];
+			dst[e.d + i] = a0;
+			if (i1 < e.n) { dst[e.d + i1] = a1; }
+			if (i2 < e.n) { dst[e.d + i2] = a2; }
+			if (i3 < e.n) { dst[e.d + i3] = a3; }
 		}
 	}
 }
@@ -164,14 +200,14 @@ type kernel struct {
 
 // kernels are the device's compute pipelines.
 type kernels struct {
-	copyVec4, copyWord, patch, mip kernel
+	copyVec4, copyShift, copyWord, patch, mip kernel
 }
 
 func (k *kernels) release() {
 	if k == nil {
 		return
 	}
-	for _, p := range []*kernel{&k.copyVec4, &k.copyWord, &k.patch, &k.mip} {
+	for _, p := range []*kernel{&k.copyVec4, &k.copyShift, &k.copyWord, &k.patch, &k.mip} {
 		p.layout.Release()
 		p.pipeline.Release()
 	}
@@ -189,6 +225,7 @@ func (d *Device) kernelsOrErr() (*kernels, error) {
 		code string
 	}{
 		{&k.copyVec4, "gpumem copy vec4", copyVec4WGSL},
+		{&k.copyShift, "gpumem copy shift", copyShiftWGSL},
 		{&k.copyWord, "gpumem copy word", copyWordWGSL},
 		{&k.patch, "gpumem patch", patchWGSL},
 		{&k.mip, "gpumem mip", mipWGSL},

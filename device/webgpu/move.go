@@ -159,9 +159,16 @@ type binding struct {
 	window  uint64 // index of the buffer's window
 }
 
+// Copy kernels a chunk can run on.
+const (
+	kernelWord  = iota // copyWordWGSL: any alignment, word units
+	kernelVec4         // copyVec4WGSL: source and destination 16-byte aligned
+	kernelShift        // copyShiftWGSL: destination 16-byte aligned, source word aligned
+)
+
 // group is the table entries of one dispatch.
 type group struct {
-	vec4     bool
+	kernel   int
 	src, dst binding
 	entries  []uint32 // 4 words an entry: src, dst, count, 0
 }
@@ -180,35 +187,40 @@ func (t *tableBuilder) window(off uint64) (uint64, uint64) {
 	return k, k * t.half
 }
 
-func (t *tableBuilder) group(vec4 bool, src, dst binding) *group {
+func (t *tableBuilder) group(kernel int, src, dst binding) *group {
 	for i := range t.groups {
 		g := &t.groups[i]
-		if g.vec4 == vec4 && g.src == src && g.dst == dst {
+		if g.kernel == kernel && g.src == src && g.dst == dst {
 			return g
 		}
 	}
-	t.groups = append(t.groups, group{vec4: vec4, src: src, dst: dst})
+	t.groups = append(t.groups, group{kernel: kernel, src: src, dst: dst})
 	return &t.groups[len(t.groups)-1]
 }
 
 // add adds a copy of n bytes from src (in scratch if srcScratch) to dst (in
-// scratch if dstScratch), in chunks.
+// scratch if dstScratch), in chunks: words up to the first 16-byte aligned
+// destination, then vec4s (from a source aligned alike, or from words), then
+// the remaining words.
 func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
-	if src%16 == dst%16 && n >= 16 {
-		head := (16 - src%16) % 16
-		t.chunks(false, srcScratch, src, dstScratch, dst, head)
-		body := (n - head) &^ 15
-		t.chunks(true, srcScratch, src+head, dstScratch, dst+head, body)
-		t.chunks(false, srcScratch, src+head+body, dstScratch, dst+head+body, n-head-body)
-		return
+	head := min((16-dst%16)%16, n)
+	body := (n - head) &^ 15
+	kernel := kernelShift
+	if src%16 == dst%16 {
+		kernel = kernelVec4
 	}
-	t.chunks(false, srcScratch, src, dstScratch, dst, n)
+	t.chunks(kernelWord, srcScratch, src, dstScratch, dst, head)
+	t.chunks(kernel, srcScratch, src+head, dstScratch, dst+head, body)
+	t.chunks(kernelWord, srcScratch, src+head+body, dstScratch, dst+head+body, n-head-body)
 }
 
-func (t *tableBuilder) chunks(vec4 bool, srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
-	unit := uint64(4)
-	if vec4 {
-		unit = 16
+func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
+	srcUnit, dstUnit := uint64(4), uint64(4)
+	switch kernel {
+	case kernelVec4:
+		srcUnit, dstUnit = 16, 16
+	case kernelShift:
+		dstUnit = 16
 	}
 	for n > 0 {
 		c := min(n, chunkBytes)
@@ -224,8 +236,8 @@ func (t *tableBuilder) chunks(vec4 bool, srcScratch bool, src uint64, dstScratch
 		} else {
 			db.window, dBase = t.window(dst)
 		}
-		g := t.group(vec4, sb, db)
-		g.entries = append(g.entries, uint32((src-sBase)/unit), uint32((dst-dBase)/unit), uint32(c/unit), 0)
+		g := t.group(kernel, sb, db)
+		g.entries = append(g.entries, uint32((src-sBase)/srcUnit), uint32((dst-dBase)/dstUnit), uint32(c/dstUnit), 0)
 		src, dst, n = src+c, dst+c, n-c
 	}
 }
@@ -298,8 +310,11 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 			continue
 		}
 		kk := &k.copyWord
-		if g.vec4 {
+		switch g.kernel {
+		case kernelVec4:
 			kk = &k.copyVec4
+		case kernelShift:
+			kk = &k.copyShift
 		}
 		bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
 			Layout: kk.layout,
