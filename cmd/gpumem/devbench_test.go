@@ -39,8 +39,8 @@ func TestDevbench(t *testing.T) {
 		}
 		n++
 	}
-	if n != 3 {
-		t.Errorf("%d compute rows, want 3 (4 KiB, 64 KiB, 1 MiB)", n)
+	if n != 4 {
+		t.Errorf("%d compute rows, want 4 (4 KiB, 64 KiB, 1 MiB, 64 KiB skewed)", n)
 	}
 	if err := runDevbench([]string{"-path", "nope"}, &out, &errb); err == nil {
 		t.Error("-path nope: no error")

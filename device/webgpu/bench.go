@@ -34,6 +34,9 @@ type BenchCase struct {
 	// the batch. A plain copy is one move.
 	MoveBytes uint64
 	Moves     int
+	// SrcSkew shifts every move's source by this many bytes (a multiple
+	// of 4), so that source and destination differ in alignment.
+	SrcSkew uint64
 }
 
 // BenchResult is the measurement of one BenchCase: the median over the
@@ -73,7 +76,8 @@ func (r BenchResult) RecordPerMove() time.Duration {
 // BenchCases returns the standard cases for batches of total bytes: one
 // copyBufferToBuffer of total bytes, then moves of 4 KiB, 64 KiB, 1 MiB and
 // 64 MiB (as many as fit in total) through the copy path and through the
-// compute path, then a sweep of 64 KiB blocks through compute.
+// compute path, then moves of 64 KiB whose source is 4 bytes off 16-byte
+// alignment, and a sweep of 64 KiB blocks, both through compute.
 func BenchCases(total uint64) []BenchCase {
 	cases := []BenchCase{{Name: "copyBufferToBuffer " + sizeName(total), Path: "buffer", MoveBytes: total, Moves: 1}}
 	for _, path := range []string{"copy", "compute"} {
@@ -85,7 +89,10 @@ func BenchCases(total uint64) []BenchCase {
 		}
 	}
 	if total >= 64<<10 {
-		cases = append(cases, BenchCase{Name: "sweep of " + sizeName(64<<10), Path: "sweep", MoveBytes: 64 << 10, Moves: int(total / (64 << 10))})
+		n := int(total / (64 << 10))
+		cases = append(cases,
+			BenchCase{Name: "moves of 64 KiB, source +4 B", Path: "compute", MoveBytes: 64 << 10, Moves: n, SrcSkew: 4},
+			BenchCase{Name: "sweep of " + sizeName(64<<10), Path: "sweep", MoveBytes: 64 << 10, Moves: n})
 	}
 	return cases
 }
@@ -123,7 +130,7 @@ func (d *Device) Bench(c BenchCase, iters int) (BenchResult, error) {
 		defer dst.Release()
 		run = func() error { return d.CopyBuffer(src, 0, dst, 0, total) }
 	default:
-		buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench moves", Size: 2 * total, Usage: device.CopySrc | device.CopyDst})
+		buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench moves", Size: 2*total + alignUp(c.SrcSkew, 256), Usage: device.CopySrc | device.CopyDst})
 		if err != nil {
 			return res, err
 		}
@@ -143,7 +150,7 @@ func (d *Device) Bench(c BenchCase, iters int) (BenchResult, error) {
 			}
 			// Upper half to lower half, in reverse order so that
 			// neighbours in the batch are not neighbours in memory.
-			moves[i] = device.Move{Src: total + off, Dst: total - c.MoveBytes - off, Size: c.MoveBytes}
+			moves[i] = device.Move{Src: total + off + c.SrcSkew, Dst: total - c.MoveBytes - off, Size: c.MoveBytes}
 		}
 		run = func() error { return d.MoveVia(path, buf, moves) }
 	}
