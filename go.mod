@@ -2,8 +2,9 @@ module github.com/gpumem/gpumem
 
 go 1.26
 
+require github.com/oliverbestmann/webgpu v1.33.5-0.20260523154840-fa113c1fb662
+
 require (
-	github.com/oliverbestmann/webgpu v1.33.5-0.20260523154840-fa113c1fb662 // indirect
 	github.com/oliverbestmann/webgpu/libs-android v0.0.0-20260509160813-48db59792a15 // indirect
 	github.com/oliverbestmann/webgpu/libs-darwin v0.0.0-20260509160802-b09403b07cd3 // indirect
 	github.com/oliverbestmann/webgpu/libs-ios v0.0.0-20260509160803-765e39d2a48b // indirect
