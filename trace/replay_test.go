@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -145,57 +144,4 @@ func sharedTraces(t testing.TB) []string {
 		t.Skipf("no traces with offsets in %s", dir)
 	}
 	return out
-}
-
-// TestReplayReference replays the shared traces with the Exact policy and
-// requires the reference's offset for every allocation.
-func TestReplayReference(t *testing.T) {
-	for _, name := range sharedTraces(t) {
-		t.Run(filepath.Base(name), func(t *testing.T) {
-			p, err := trace.Load(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := trace.LoadOffsets(strings.TrimSuffix(name, ".trace.gz") + ".offsets.gz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(want) != p.Allocs {
-				t.Fatalf("%d offsets for %d allocations", len(want), p.Allocs)
-			}
-			a, err := offset.New(p.Capacity, 1<<20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := trace.NewReplayer(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := r.Run(a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := r.Offsets()
-			bad := 0
-			for i := range want {
-				if got[i] != want[i] {
-					if bad < 5 {
-						t.Errorf("allocation %d: offset %s, reference %s", i, fmtOff(got[i]), fmtOff(want[i]))
-					}
-					bad++
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%d of %d offsets differ", bad, len(want))
-			}
-			t.Logf("%d ops, %d failures, peak end %d", res.Ops, res.Failures, res.PeakEnd)
-		})
-	}
-}
-
-func fmtOff(o uint32) string {
-	if o == trace.Refused {
-		return "-"
-	}
-	return strconv.FormatUint(uint64(o), 10)
 }
