@@ -1,0 +1,68 @@
+package meshlet_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/meshlet"
+)
+
+// maxFuzzCommands bounds one input's commands, so an input runs in
+// milliseconds.
+const maxFuzzCommands = 256
+
+// FuzzManager drives adds, removes, clones, sweeps, compactions and arming
+// against the model: after every sweep and compaction, every 16 commands
+// and at the end, both buffers are read back and every batch checked, and
+// every call's changed reports are checked against what moved. The first
+// two bytes choose the row layout; then each command is three bytes.
+// Minimizing a new input can take most of a minute: for short runs, pass
+// -fuzzminimizetime 2s.
+func FuzzManager(f *testing.F) {
+	f.Add([]byte{3, 1, 0, 4, 9, 1, 7, 3, 2, 2, 2, 3, 0, 0, 4, 1, 0, 5, 2, 0, 6, 0, 0})
+	f.Add([]byte{0, 0, 0, 200, 255, 0, 200, 255, 3, 0, 0, 7, 0, 0, 5, 0, 0, 0, 1, 1, 5, 7, 0})
+	f.Add([]byte{4, 3, 1, 7, 15, 1, 7, 15, 4, 1, 0, 4, 2, 0, 3, 0, 0, 7, 0, 0, 5, 3, 0, 6, 0, 0})
+	f.Fuzz(fuzzManager)
+}
+
+func fuzzManager(t *testing.T, in []byte) {
+	if len(in) < 2 {
+		return
+	}
+	rw := 1 + uint32(in[0])%5
+	opts := meshlet.Options{RowWords: rw, AddressWord: uint32(in[1]) % rw, Budget: arena.Budget{Moves: 4},
+		Data: arena.Options{InitialElems: 32, MaxElems: 4096, RoundToBins: in[0]&8 != 0},
+		Rows: arena.Options{InitialElems: 8, MaxElems: 256, MaxAllocs: 64}}
+	md := newModel(t, openHost(t), opts, uint64(len(in)))
+	in = in[2:]
+	for i := 0; i+3 <= len(in) && i/3 < maxFuzzCommands; i += 3 {
+		op, a, b := in[i]%8, uint32(in[i+1]), uint32(in[i+2])
+		var err error
+		switch {
+		case op <= 2:
+			n := 1 + a%8
+			_, err = md.add(n*(1+b%16)-b%2, n) // an odd length now and then
+		case op == 3 && len(md.live) > 0:
+			md.remove(int(a) % len(md.live))
+		case op == 4 && len(md.live) > 0:
+			_, err = md.clone(md.live[int(a)%len(md.live)])
+		case op == 5:
+			md.sweep(arena.Budget{Moves: 1 + int(a%8)})
+			md.verify(fmt.Sprintf("command %d: sweep", i/3))
+		case op == 6:
+			md.compact()
+			md.verify(fmt.Sprintf("command %d: compact", i/3))
+		case op == 7:
+			md.m.Arm()
+		}
+		if err != nil && !errors.Is(err, arena.ErrFull) && !errors.Is(err, arena.ErrTooManyAllocations) {
+			t.Fatalf("command %d: %v", i/3, err)
+		}
+		if i/3%16 == 15 {
+			md.verify(fmt.Sprintf("command %d", i/3))
+		}
+	}
+	md.verify("end")
+}
