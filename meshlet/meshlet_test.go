@@ -107,6 +107,9 @@ func (md *model) start() {
 // other, reported once; returned, when not nil, is the same list.
 func (md *model) finish(what string, returned []meshlet.BatchHandle, checkReturned bool) {
 	md.t.Helper()
+	if err := meshlet.Check(md.m); err != nil {
+		md.t.Fatalf("%s: %v", what, err)
+	}
 	seen := map[meshlet.BatchHandle]bool{}
 	for _, h := range md.notified {
 		if seen[h] {
@@ -163,6 +166,9 @@ func (md *model) remove(i int) {
 	delete(md.batch, h)
 	md.live[i] = md.live[len(md.live)-1]
 	md.live = md.live[:len(md.live)-1]
+	if err := meshlet.Check(md.m); err != nil {
+		md.t.Fatalf("remove: %v", err)
+	}
 }
 
 func (md *model) sweep(b arena.Budget) []meshlet.BatchHandle {
@@ -514,4 +520,35 @@ func TestLockstep(t *testing.T) {
 		}
 		md.verify("after")
 	})
+}
+
+// A Clone whose data allocation compacts the data arena moves its own
+// source: the source's rows are patched before the copy reads them, and
+// the copy's address words end at the copy's data.
+func TestCloneAfterCompaction(t *testing.T) {
+	dev, err := host.New(host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Release()
+	md := newModel(t, dev, meshlet.Options{RowWords: 3, AddressWord: 2,
+		Data: arena.Options{InitialElems: 100}, Rows: arena.Options{InitialElems: 1000}}, 6)
+	for _, words := range []uint32{10, 10, 10, 10, 10, 30} {
+		if _, err := md.add(words, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := md.live[5]
+	md.remove(2)
+	md.remove(0)
+	before, _ := md.m.Lookup(src)
+	dev.FailNextCreates(100)
+	if _, err := md.clone(src); err != nil {
+		t.Fatalf("clone after refused growth: %v", err)
+	}
+	after, _ := md.m.Lookup(src)
+	if st := md.m.Stats(); st.Data.FullCompactions != 1 || after.DataOffset >= before.DataOffset {
+		t.Errorf("source went from %+v to %+v, %d compactions: want it moved by one", before, after, st.Data.FullCompactions)
+	}
+	md.verify("clone after compaction")
 }

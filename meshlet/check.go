@@ -1,0 +1,59 @@
+package meshlet
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/arena"
+)
+
+// check verifies the manager's bookkeeping against its arenas: every live
+// batch's two allocations are live, of its sizes, and owned by it in the
+// owner maps; the maps hold nothing else; the counts and sums agree; free
+// slots are dead. O(batches). Tests run it after every operation
+// (export_test.go); it reads no device memory.
+func (m *Manager) check() error {
+	if m.gone {
+		return nil
+	}
+	live, freeSlots := 0, map[uint32]bool{}
+	for _, id := range m.free {
+		if freeSlots[id] {
+			return fmt.Errorf("free slot %d listed twice", id)
+		}
+		freeSlots[id] = true
+	}
+	var words, meshlets uint64
+	for id := range m.batches {
+		b := &m.batches[id]
+		if freeSlots[uint32(id)] {
+			if b.words != 0 || b.meshlets != 0 || b.data != (arena.Handle{}) || b.rows != (arena.Handle{}) {
+				return fmt.Errorf("free slot %d holds a batch", id)
+			}
+			continue
+		}
+		live++
+		words += uint64(b.words)
+		meshlets += uint64(b.meshlets)
+		if n, err := m.data.Elems(b.data); err != nil || n != b.words {
+			return fmt.Errorf("batch %d: data allocation of %d elements (%v), want %d", id, n, err, b.words)
+		}
+		if n, err := m.rows.Elems(b.rows); err != nil || n != b.meshlets {
+			return fmt.Errorf("batch %d: rows allocation of %d elements (%v), want %d", id, n, err, b.meshlets)
+		}
+		if o, ok := m.dataOwner[b.data]; !ok || o != uint32(id) {
+			return fmt.Errorf("batch %d: data owner %d, %v", id, o, ok)
+		}
+		if o, ok := m.rowOwner[b.rows]; !ok || o != uint32(id) {
+			return fmt.Errorf("batch %d: rows owner %d, %v", id, o, ok)
+		}
+	}
+	switch {
+	case live != m.live || len(m.dataOwner) != live || len(m.rowOwner) != live:
+		return fmt.Errorf("%d live batches, counted %d, owners %d and %d", live, m.live, len(m.dataOwner), len(m.rowOwner))
+	case words != m.words || meshlets != m.meshlets:
+		return fmt.Errorf("sums %d words, %d rows; counted %d, %d", words, meshlets, m.words, m.meshlets)
+	case len(m.pending) != 0:
+		return fmt.Errorf("%d patches pending between calls", len(m.pending))
+	}
+	return nil
+}
