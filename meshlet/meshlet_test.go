@@ -53,16 +53,22 @@ type model struct {
 	opts  meshlet.Options
 	r     *rand.Rand
 	batch map[meshlet.BatchHandle]want
-	live  []meshlet.BatchHandle // the keys of batch, in a stable order
+	live  []meshlet.BatchHandle       // the keys of batch, in a stable order
+	pos   map[meshlet.BatchHandle]int // index in live
 	// notified collects OnChanged calls since the last call began.
 	notified []meshlet.BatchHandle
 	before   map[meshlet.BatchHandle]meshlet.Placement
+	// light skips the O(batches) checks after every add, clone and
+	// remove (placements, bookkeeping), for long runs; verify and sweeps
+	// still do them.
+	light bool
 }
 
 // newModel creates a manager on dev with opts (whose OnChanged it sets).
 func newModel(t testing.TB, dev device.Device, opts meshlet.Options, seed uint64) *model {
 	t.Helper()
-	md := &model{t: t, dev: dev, opts: opts, r: rand.New(rand.NewPCG(seed, 7)), batch: map[meshlet.BatchHandle]want{}}
+	md := &model{t: t, dev: dev, opts: opts, r: rand.New(rand.NewPCG(seed, 7)), batch: map[meshlet.BatchHandle]want{},
+		pos: map[meshlet.BatchHandle]int{}}
 	opts.OnChanged = func(h meshlet.BatchHandle) { md.notified = append(md.notified, h) }
 	m, err := meshlet.New(dev, opts)
 	if err != nil {
@@ -93,6 +99,10 @@ func (md *model) makeBatch(words, n uint32) want {
 // start records every placement before a call, to check its notifications.
 func (md *model) start() {
 	md.notified = md.notified[:0]
+	md.before = nil
+	if md.light {
+		return
+	}
 	md.before = make(map[meshlet.BatchHandle]meshlet.Placement, len(md.live))
 	for _, h := range md.live {
 		p, err := md.m.Lookup(h)
@@ -107,15 +117,18 @@ func (md *model) start() {
 // other, reported once; returned, when not nil, is the same list.
 func (md *model) finish(what string, returned []meshlet.BatchHandle, checkReturned bool) {
 	md.t.Helper()
-	if err := meshlet.Check(md.m); err != nil {
-		md.t.Fatalf("%s: %v", what, err)
-	}
 	seen := map[meshlet.BatchHandle]bool{}
 	for _, h := range md.notified {
 		if seen[h] {
 			md.t.Fatalf("%s: %v reported twice", what, h)
 		}
 		seen[h] = true
+	}
+	if md.before == nil {
+		return
+	}
+	if err := meshlet.Check(md.m); err != nil {
+		md.t.Fatalf("%s: %v", what, err)
 	}
 	for h, p := range md.before {
 		q, err := md.m.Lookup(h)
@@ -142,6 +155,7 @@ func (md *model) add(words, n uint32) (meshlet.BatchHandle, error) {
 	md.finish("add", nil, false)
 	if err == nil {
 		md.batch[h] = w
+		md.pos[h] = len(md.live)
 		md.live = append(md.live, h)
 	}
 	return h, err
@@ -153,6 +167,7 @@ func (md *model) clone(src meshlet.BatchHandle) (meshlet.BatchHandle, error) {
 	md.finish("clone", nil, false)
 	if err == nil {
 		md.batch[h] = md.batch[src]
+		md.pos[h] = len(md.live)
 		md.live = append(md.live, h)
 	}
 	return h, err
@@ -164,15 +179,25 @@ func (md *model) remove(i int) {
 		md.t.Fatalf("remove %v: %v", h, err)
 	}
 	delete(md.batch, h)
-	md.live[i] = md.live[len(md.live)-1]
+	delete(md.pos, h)
+	last := md.live[len(md.live)-1]
+	md.live[i] = last
 	md.live = md.live[:len(md.live)-1]
-	if err := meshlet.Check(md.m); err != nil {
-		md.t.Fatalf("remove: %v", err)
+	if last != h {
+		md.pos[last] = i
+	}
+	if !md.light {
+		if err := meshlet.Check(md.m); err != nil {
+			md.t.Fatalf("remove: %v", err)
+		}
 	}
 }
 
 func (md *model) sweep(b arena.Budget) []meshlet.BatchHandle {
 	md.t.Helper()
+	light := md.light
+	md.light = false
+	defer func() { md.light = light }()
 	md.start()
 	changed, err := md.m.Sweep(b)
 	if err != nil {
@@ -210,6 +235,9 @@ func readAll(t testing.TB, dev device.Device, buf device.Buffer) []uint32 {
 // and rows, with address words absolute, and the stats against the model.
 func (md *model) verify(when string) {
 	md.t.Helper()
+	if err := meshlet.Check(md.m); err != nil {
+		md.t.Fatalf("%s: %v", when, err)
+	}
 	st := md.m.Stats()
 	var meshlets, words uint64
 	for _, w := range md.batch {
