@@ -11,30 +11,20 @@ import (
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/internal/testdevice"
 	"github.com/gpumem/gpumem/meshlet"
 )
 
-// backend opens a device for a test; every test that needs no host-only
-// fault injection runs on each backend.
-type backend struct {
-	name string
-	open func(t testing.TB) device.Device
-}
+// backends are the devices the tests run on (host, and webgpu where an
+// adapter is found); a test that needs host-only fault injection opens a
+// host device itself.
+var backends = testdevice.Backends()
 
-var backends = []backend{{"host", openHost}}
-
-func openHost(t testing.TB) device.Device {
-	d, err := host.New(host.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Release)
-	return d
-}
+func openHost(t testing.TB) device.Device { return testdevice.Host(t, host.Options{}) }
 
 func eachBackend(t *testing.T, f func(t *testing.T, dev device.Device)) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) { f(t, b.open(t)) })
+		t.Run(b.Name, func(t *testing.T) { f(t, b.Open(t)) })
 	}
 }
 

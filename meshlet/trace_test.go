@@ -12,13 +12,13 @@ import (
 
 // traceSteps is how much of each trace the test replays: enough to reach
 // a steady churn, little enough to run in a fraction of a second.
-const traceSteps = 30000
+const traceSteps = 20000
 
 // The shared traces' size patterns as batches (a trace's size, in 4-byte
 // units, divided by 64 as data words; a meshlet per 64 words), with a
 // default-budget sweep every 100 steps, armed by hand every 1,000 if no
 // refusal armed it. After every growth and compaction, and after the
-// sweep of every 500th step, both buffers are read back and every batch
+// sweep of every 1,000th step, both buffers are read back and every batch
 // checked; every sweep's changed reports are checked against what moved.
 func TestTraceChurn(t *testing.T) {
 	for _, name := range []string{"meshlet", "lognormal"} {
@@ -55,7 +55,7 @@ func TestTraceChurn(t *testing.T) {
 					if i%100 == 99 {
 						md.sweep(arena.Budget{})
 					}
-					if i%500 == 499 {
+					if i%1000 == 999 {
 						md.verify(fmt.Sprintf("step %d: sweep", i))
 					}
 				}
