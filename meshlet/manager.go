@@ -158,7 +158,8 @@ func (m *Manager) placement(b *batch) Placement {
 // kept.
 //
 // Errors: ErrInvalidBatch, ErrInvalidAddress, or the arenas' errors
-// (arena.ErrFull, arena.ErrTooManyAllocations, device errors). On error
+// (arena.ErrInvalidSize for a batch above an arena's maximum,
+// arena.ErrFull, arena.ErrTooManyAllocations, device errors). On error
 // nothing is placed and every live batch is intact, though an arena may
 // have grown or compacted (OnChanged reports batches moved). O(words +
 // rows) and amortized O(1) allocations, unless an arena grows or compacts.
@@ -186,10 +187,10 @@ func (m *Manager) Add(data, rows []uint32) (BatchHandle, error) {
 }
 
 func (m *Manager) add(data, rows []uint32) (BatchHandle, error) {
-	words, meshlets := uint32(len(data)), uint32(len(rows))/m.opts.RowWords
+	words, meshlets := uint32(len(data)), uint32(len(rows)/int(m.opts.RowWords))
 	hd, hr, err := m.allocate(words, meshlets)
 	if err != nil {
-		return BatchHandle{}, err
+		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
 	}
 	off, err := m.data.Offset(hd)
 	assert(err == nil, "a fresh data handle is dead")
@@ -228,13 +229,13 @@ func (m *Manager) bytes(words []uint32, addr, add uint32) []byte {
 func (m *Manager) allocate(words, meshlets uint32) (arena.Handle, arena.Handle, error) {
 	hd, err := m.data.Allocate(words)
 	if err != nil {
-		return arena.Handle{}, arena.Handle{}, fmt.Errorf("meshlet: %d data words: %w", words, err)
+		return arena.Handle{}, arena.Handle{}, fmt.Errorf("%d data words: %w", words, err)
 	}
 	hr, err := m.rows.Allocate(meshlets)
 	if err != nil {
 		ferr := m.data.Free(hd)
 		assert(ferr == nil, "a fresh data handle is dead")
-		return arena.Handle{}, arena.Handle{}, fmt.Errorf("meshlet: %d rows: %w", meshlets, err)
+		return arena.Handle{}, arena.Handle{}, fmt.Errorf("%d rows: %w", meshlets, err)
 	}
 	return hd, hr, nil
 }
@@ -267,8 +268,9 @@ func (m *Manager) register(hd, hr arena.Handle, words, meshlets uint32) BatchHan
 	return BatchHandle{id: id, gen: b.gen}
 }
 
-// Remove gives h's data and rows back. Their bytes are left as they are;
-// the GPU must no longer read them once later work is submitted. O(1).
+// Remove gives h's data and rows back. Their bytes are left as they are:
+// work recorded before Remove still reads them, and a later Add or Clone
+// may overwrite them. O(1).
 func (m *Manager) Remove(h BatchHandle) error {
 	b, err := m.batch(h)
 	if err != nil {
