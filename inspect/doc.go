@@ -1,0 +1,70 @@
+// Package inspect shows GPU memory: a statistics snapshot and a JSON dump
+// of every buffer a program's managers hold, and memory maps drawn from a
+// dump as SVG, a self-contained HTML page, or PNG.
+//
+// # Basics
+//
+// A Dump is a value: the whole picture at one moment. Each Buffer in it is
+// one device buffer (an arena, a slab, a page of textures), given as the
+// Regions that tile it in address order: allocations, with their owner's
+// kind and name, and free regions. Build a Buffer with FromArena (an
+// *arena.Arena and a function naming the owner of each handle),
+// FromAllocator (a raw *offset.Allocator), or NewBuffer, from the used
+// regions alone, for a manager that keeps its own records (the gaps become
+// free regions). Add buffers to a Dump, then Finish it to sum the totals.
+//
+// Units: every offset and size in a Dump is in bytes. An allocation's Size
+// is what its allocator holds for it; Used is what its owner asked for;
+// Size-Used is bin-rounding slack, drawn lighter on the maps.
+//
+// # Schema (version 1)
+//
+// WriteJSON writes, and ReadJSON reads, this JSON object. The schema is
+// stable: a change that would make an old reader misread a dump bumps
+// Version; new fields may be added without a bump, and readers ignore
+// fields they do not know.
+//
+//	{
+//	  "version": 1,                  // Version; ReadJSON refuses others
+//	  "device": "host",              // the device, in words
+//	  "label": "frame 300",          // what the dump is of (optional)
+//	  "buffers": [{
+//	    "name": "meshes/vertex",     // the buffer's label
+//	    "kind": "arena",             // the manager kind that holds it
+//	    "elem_bytes": 32,            // allocation unit (optional)
+//	    "capacity_bytes": 1048576,
+//	    "regions": [                 // tile [0, capacity_bytes) in order
+//	      {"offset": 0, "size": 4096, "used": 4000, "state": "used",
+//	       "kind": "vertex", "name": "zone1/mesh3"},
+//	      {"offset": 4096, "size": 1044480, "state": "free"}
+//	    ],
+//	    "stats": { ...Stats... }
+//	  }],
+//	  "totals": { ...Stats... }      // the buffers' stats added up
+//	}
+//
+// A region's "state" is "used" (a live allocation), "moving" (a live
+// allocation whose bytes are being moved: its move is recorded and the GPU
+// may still be running it) or "free". "used" (the bytes asked for, at most
+// "size"), "kind" and "name" are absent for free regions; "kind" is the
+// owner's kind ("vertex", "index", "meshlet-data", ...), which the maps
+// color by.
+//
+// Stats keys: "buffers", "capacity_bytes", "reserved_bytes" (held by
+// allocations), "occupied_bytes" (asked for), "slack_bytes" (reserved -
+// occupied), "free_bytes", "largest_free_bytes", "allocations",
+// "moving", "free_regions", "fragmentation" (1 - largest free / free, 0
+// when nothing is free; for totals, 1 - the sum of the buffers' largest
+// free regions / the free bytes), and, from managers that count them,
+// "growths", "moves", "bytes_moved", "bytes_copied", "sweeps_completed",
+// "full_compactions" (omitted when zero).
+//
+// # Caveats
+//
+// A dump read from a file is checked (ErrInvalidDump) before anything is
+// drawn from it; a Dump built in the program is checked by the renderers.
+// Maps are deterministic: the same dump gives the same bytes.
+//
+// Nothing in the package keeps state; its functions are safe for
+// concurrent use on distinct values.
+package inspect

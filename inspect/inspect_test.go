@@ -1,0 +1,197 @@
+package inspect_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/offset"
+)
+
+// sample returns a dump of an arena with bin rounding, churn and a moving
+// allocation, a raw offset allocator, and a buffer built from regions.
+func sample(t testing.TB) inspect.Dump {
+	t.Helper()
+	dev := testdevice.Host(t, host.Options{})
+	a, err := arena.New(dev, arena.Options{Label: "vertex", ElemSize: 32, InitialElems: 4096, RoundToBins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Release)
+	names := map[arena.Handle]string{}
+	var hs []arena.Handle
+	for i := range 40 {
+		h, err := a.Allocate(uint32(17 + 13*i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[h] = fmt.Sprintf("mesh%d", i)
+		hs = append(hs, h)
+	}
+	for i := 0; i < len(hs); i += 3 {
+		if err := a.Free(hs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := func(h arena.Handle) inspect.Owner {
+		n := names[h]
+		return inspect.Owner{Kind: "vertex", Name: n, Moving: n == "mesh7"}
+	}
+	vb := inspect.FromArena("meshes/vertex", a, owner)
+
+	o, err := offset.New(1<<16, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		h, err := o.Allocate(uint32(500 + 97*i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 1 {
+			o.Free(h)
+		}
+	}
+	ob := inspect.FromAllocator("constants", o, 4, func(r offset.Region) inspect.Owner {
+		return inspect.Owner{Kind: "ring", Name: fmt.Sprintf("frame@%d", r.Offset)}
+	})
+
+	mb, err := inspect.NewBuffer("meshlets/data", "meshlet", 1<<20, []inspect.Region{
+		{Offset: 300 << 10, Size: 200 << 10, Used: 180 << 10, Kind: "meshlet-data", Name: "zone1/batch2"},
+		{Offset: 0, Size: 100 << 10, Kind: "meshlet-data", Name: "zone1/batch1"},
+		{Offset: 600 << 10, Size: 64 << 10, Kind: "index", Name: "zone2/mesh1", State: inspect.StateMoving},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inspect.New("host", "sample", vb, ob, mb)
+}
+
+func TestDumpRoundTrip(t *testing.T) {
+	d := sample(t)
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := d.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := inspect.ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	got.WriteJSON(&again)
+	var first bytes.Buffer
+	d.WriteJSON(&first)
+	if first.String() != again.String() {
+		t.Error("dump changed through JSON")
+	}
+	tot := got.Totals
+	if tot.Buffers != 3 || tot.Moving != 2 || tot.CapacityBytes != tot.ReservedBytes+tot.FreeBytes ||
+		tot.SlackBytes == 0 || tot.Fragmentation <= 0 || tot.Fragmentation >= 1 {
+		t.Errorf("totals %+v", tot)
+	}
+}
+
+func TestReadJSONRejects(t *testing.T) {
+	tests := []struct {
+		name, json string
+		want       error
+	}{
+		{"not json", `{`, inspect.ErrInvalidDump},
+		{"version", `{"version":2,"buffers":[]}`, inspect.ErrVersion},
+		{"no version", `{"buffers":[]}`, inspect.ErrVersion},
+		{"zero capacity", `{"version":1,"buffers":[{"name":"a","capacity_bytes":0,"regions":[]}]}`, inspect.ErrInvalidDump},
+		{"gap", `{"version":1,"buffers":[{"capacity_bytes":8,"regions":[{"offset":4,"size":4,"state":"free"}]}]}`, inspect.ErrInvalidDump},
+		{"short", `{"version":1,"buffers":[{"capacity_bytes":8,"regions":[{"offset":0,"size":4,"state":"free"}]}]}`, inspect.ErrInvalidDump},
+		{"past end", `{"version":1,"buffers":[{"capacity_bytes":8,"regions":[{"offset":0,"size":18446744073709551615,"state":"free"}]}]}`, inspect.ErrInvalidDump},
+		{"state", `{"version":1,"buffers":[{"capacity_bytes":8,"regions":[{"offset":0,"size":8,"state":"lost"}]}]}`, inspect.ErrInvalidDump},
+		{"used above size", `{"version":1,"buffers":[{"capacity_bytes":8,"regions":[{"offset":0,"size":8,"used":9,"state":"used"}]}]}`, inspect.ErrInvalidDump},
+		{"trailing", `{"version":1,"buffers":[]} {}`, inspect.ErrInvalidDump},
+		{"wrong type", `{"version":"1"}`, inspect.ErrInvalidDump},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := inspect.ReadJSON(strings.NewReader(tt.json))
+			if !errors.Is(err, tt.want) {
+				t.Errorf("error %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewBufferRejects(t *testing.T) {
+	for _, regs := range [][]inspect.Region{
+		{{Offset: 0, Size: 0}},
+		{{Offset: 0, Size: 8}, {Offset: 4, Size: 8}},
+		{{Offset: 60, Size: 8}},
+		{{Offset: 0, Size: 8, State: inspect.StateFree}},
+		{{Offset: 0, Size: 8, Used: 9}},
+	} {
+		if _, err := inspect.NewBuffer("b", "k", 64, regs); !errors.Is(err, inspect.ErrInvalidRegion) {
+			t.Errorf("%+v: error %v, want ErrInvalidRegion", regs, err)
+		}
+	}
+}
+
+// TestRender draws the sample in every format and checks the output is
+// deterministic and well formed. GPUMEM_INSPECT_OUT=dir keeps the files.
+func TestRender(t *testing.T) {
+	d := sample(t)
+	out := os.Getenv("GPUMEM_INSPECT_OUT")
+	for _, f := range []struct {
+		ext   string
+		write func(*bytes.Buffer, *inspect.Dump) error
+	}{
+		{"svg", func(b *bytes.Buffer, d *inspect.Dump) error { return inspect.WriteSVG(b, d) }},
+		{"html", func(b *bytes.Buffer, d *inspect.Dump) error { return inspect.WriteHTML(b, d) }},
+		{"png", func(b *bytes.Buffer, d *inspect.Dump) error { return inspect.WritePNG(b, d) }},
+	} {
+		var b1, b2 bytes.Buffer
+		if err := f.write(&b1, &d); err != nil {
+			t.Fatalf("%s: %v", f.ext, err)
+		}
+		f.write(&b2, &d)
+		if !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+			t.Errorf("%s: output not deterministic", f.ext)
+		}
+		s := b1.String()
+		switch f.ext {
+		case "svg", "html":
+			for _, want := range []string{"<svg", "</svg>", inspect.KindColor("vertex"), "zone1/batch2 (meshlet-data)", "slack 20.0 KiB", "moving"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("%s lacks %q", f.ext, want)
+				}
+			}
+			if f.ext == "html" && (strings.Contains(s, "http://") && !strings.Contains(s, `xmlns="http://www.w3.org/2000/svg"`) || strings.Contains(s, "src=")) {
+				t.Errorf("html refers to external assets")
+			}
+		case "png":
+			img, err := png.Decode(bytes.NewReader(b1.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if img.Bounds().Dx() != 1100 {
+				t.Errorf("png %v", img.Bounds())
+			}
+		}
+		if out != "" {
+			os.WriteFile(filepath.Join(out, "sample."+f.ext), b1.Bytes(), 0o644)
+		}
+	}
+	bad := d
+	bad.Version = 9
+	if err := inspect.WritePNG(&bytes.Buffer{}, &bad); !errors.Is(err, inspect.ErrVersion) {
+		t.Errorf("bad dump drawn: %v", err)
+	}
+}

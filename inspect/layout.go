@@ -1,0 +1,309 @@
+package inspect
+
+import (
+	"fmt"
+	"hash/fnv"
+	"image/color"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A memory map is laid out once, as rectangles and text in a 1100-pixel
+// wide picture, and the layout is then written as SVG or rasterized to a
+// PNG, so the two formats agree. Each buffer is one bar across the whole
+// width, whatever its capacity (the axis under it gives the scale):
+// allocations in their owner kind's color, with a darker left edge,
+// bin-rounding slack in a lighter tint of it, free space in gray, moving
+// allocations striped.
+
+// Geometry of a map, in pixels.
+const (
+	mapWidth   = 1100
+	mapMargin  = 16
+	barHeight  = 28
+	blockH     = 78 // one buffer: header, bar, axis
+	headerH    = 86 // title, totals, legend
+	textSmall  = 11
+	textNormal = 13
+	textTitle  = 16
+)
+
+// Colors of the map.
+var (
+	colorFree   = rgb(0xdd, 0xe2, 0xe7)
+	colorBorder = rgb(0x90, 0x9c, 0xa8)
+	colorText   = rgb(0x20, 0x24, 0x28)
+	colorMuted  = rgb(0x5f, 0x6b, 0x76)
+	colorBG     = rgb(0xff, 0xff, 0xff)
+)
+
+// kindColors are the colors of the owner kinds gpumem's managers use;
+// other kinds take one of extraColors by a hash of their name, so a kind
+// has the same color in every map.
+var kindColors = map[string]color.RGBA{
+	"vertex":       rgb(0x4e, 0x79, 0xa7),
+	"index":        rgb(0xf2, 0x8e, 0x2b),
+	"meshlet-data": rgb(0x59, 0xa1, 0x4f),
+	"meshlet-rows": rgb(0xb0, 0x7a, 0xa1),
+	"texture":      rgb(0xe1, 0x57, 0x59),
+	"ring":         rgb(0x76, 0xb7, 0xb2),
+	"pool":         rgb(0xed, 0xc9, 0x48),
+	"arena":        rgb(0x9c, 0x75, 0x5f),
+	"offset":       rgb(0x6b, 0x6e, 0xcf),
+}
+
+var extraColors = []color.RGBA{
+	rgb(0x17, 0xbe, 0xcf), rgb(0xbc, 0xbd, 0x22), rgb(0xff, 0x9d, 0xa7), rgb(0x8c, 0x56, 0x4b),
+	rgb(0x1f, 0x77, 0xb4), rgb(0xd6, 0x27, 0x28), rgb(0x94, 0x67, 0xbd), rgb(0x2c, 0xa0, 0x2c),
+}
+
+func rgb(r, g, b uint8) color.RGBA { return color.RGBA{r, g, b, 0xff} }
+
+// KindColor returns the color maps draw allocations of an owner kind in,
+// as "#rrggbb". The same kind always has the same color.
+func KindColor(kind string) string { return hexColor(kindColor(kind)) }
+
+func kindColor(kind string) color.RGBA {
+	if c, ok := kindColors[kind]; ok {
+		return c
+	}
+	h := fnv.New32a()
+	h.Write([]byte(kind))
+	return extraColors[h.Sum32()%uint32(len(extraColors))]
+}
+
+// tint mixes c with white: f of white.
+func tint(c color.RGBA, f float64) color.RGBA {
+	m := func(v uint8) uint8 { return uint8(float64(v) + (255-float64(v))*f + 0.5) }
+	return rgb(m(c.R), m(c.G), m(c.B))
+}
+
+// shade mixes c with black: f of black.
+func shade(c color.RGBA, f float64) color.RGBA {
+	m := func(v uint8) uint8 { return uint8(float64(v)*(1-f) + 0.5) }
+	return rgb(m(c.R), m(c.G), m(c.B))
+}
+
+func hexColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+
+// shape is one rectangle of a layout. A rectangle with a title is the
+// hover target of a region; its parts (used, slack, edge) follow it, with
+// part set.
+type shape struct {
+	x, y, w, h float64
+	fill       color.RGBA
+	stroke     bool // outline in colorBorder, no fill
+	striped    bool // moving: diagonal stripes over the fill
+	title      string
+	part       bool
+}
+
+// text is one line of text of a layout; anchor is 's'tart, 'm'iddle or 'e'nd.
+type text struct {
+	x, y   float64
+	size   int
+	anchor byte
+	bold   bool
+	fill   color.RGBA
+	s      string
+}
+
+type layout struct {
+	w, h   int
+	title  string
+	shapes []shape
+	texts  []text
+}
+
+// layoutMap lays out d, which must be checked.
+func layoutMap(d *Dump) *layout {
+	l := &layout{w: mapWidth, h: headerH + blockH*len(d.Buffers) + mapMargin}
+	title := "gpumem memory map"
+	if d.Label != "" {
+		title += " - " + d.Label
+	}
+	if d.Device != "" {
+		title += " - " + d.Device
+	}
+	l.title = title
+	l.text(mapMargin, 24, textTitle, 's', true, colorText, title)
+	t := d.Totals
+	l.text(mapMargin, 44, textNormal, 's', false, colorMuted, fmt.Sprintf(
+		"%d buffers, %s capacity: %s occupied, %s bin slack, %s free in %d regions (largest %s), fragmentation %s, %d allocations",
+		len(d.Buffers), FormatBytes(t.CapacityBytes), FormatBytes(t.OccupiedBytes), FormatBytes(t.SlackBytes),
+		FormatBytes(t.FreeBytes), t.FreeRegions, FormatBytes(t.LargestFreeBytes), percent(t.Fragmentation), t.Allocations))
+	l.legend(d, 64)
+	y := float64(headerH)
+	for i := range d.Buffers {
+		l.buffer(&d.Buffers[i], y)
+		y += blockH
+	}
+	return l
+}
+
+func (l *layout) text(x, y float64, size int, anchor byte, bold bool, fill color.RGBA, s string) {
+	l.texts = append(l.texts, text{x, y, size, anchor, bold, fill, s})
+}
+
+// legend draws a swatch per owner kind present in d, in name order, then
+// slack, moving and free.
+func (l *layout) legend(d *Dump, y float64) {
+	var kinds []string
+	for _, b := range d.Buffers {
+		for _, r := range b.Regions {
+			if r.Live() {
+				kinds = append(kinds, r.Kind)
+			}
+		}
+	}
+	slices.Sort(kinds)
+	kinds = slices.Compact(kinds)
+	x := float64(mapMargin)
+	item := func(label string, c color.RGBA, striped bool) {
+		l.shapes = append(l.shapes, shape{x: x, y: y, w: 14, h: 14, fill: c, striped: striped})
+		l.text(x+19, y+11, textSmall, 's', false, colorText, label)
+		x += 19 + float64(textWidth(label, textSmall)) + 18
+	}
+	for _, k := range kinds {
+		if x > mapWidth-160 {
+			break
+		}
+		name := k
+		if name == "" {
+			name = "(no kind)"
+		}
+		item(name, kindColor(k), false)
+	}
+	item("bin slack", tint(colorMuted, 0.55), false)
+	item("moving", colorMuted, true)
+	item("free", colorFree, false)
+}
+
+// buffer lays out one buffer's block at y.
+func (l *layout) buffer(b *Buffer, y float64) {
+	s := b.Stats
+	head := b.Name
+	if b.Kind != "" {
+		head += " (" + b.Kind
+		if b.ElemBytes != 0 {
+			head += ", " + FormatBytes(uint64(b.ElemBytes)) + " elements"
+		}
+		head += ")"
+	}
+	l.text(mapMargin, y+14, textNormal, 's', true, colorText, head)
+	occ := 0.0
+	if b.CapacityBytes > 0 {
+		occ = float64(s.ReservedBytes) / float64(b.CapacityBytes)
+	}
+	info := fmt.Sprintf("%s, %s allocations, %s reserved, %s free in %d, frag %s",
+		FormatBytes(b.CapacityBytes), group(s.Allocations), percent(occ), FormatBytes(s.FreeBytes), s.FreeRegions, percent(s.Fragmentation))
+	if s.Growths+s.Moves > 0 {
+		info += fmt.Sprintf(", %d growths, %s moves", s.Growths, group(int(min(s.Moves, 1<<62))))
+	}
+	l.text(mapWidth-mapMargin, y+14, textSmall, 'e', false, colorMuted, info)
+
+	bx, by, bw := float64(mapMargin), y+22, float64(mapWidth-2*mapMargin)
+	l.shapes = append(l.shapes, shape{x: bx, y: by, w: bw, h: barHeight, fill: colorFree,
+		title: fmt.Sprintf("%s: %s", b.Name, FormatBytes(b.CapacityBytes))})
+	scale := bw / float64(b.CapacityBytes)
+	for _, r := range b.Regions {
+		x, w := bx+float64(r.Offset)*scale, float64(r.Size)*scale
+		if !r.Live() {
+			l.shapes = append(l.shapes, shape{x: x, y: by, w: w, h: barHeight, fill: colorFree,
+				title: fmt.Sprintf("free\noffset %s\nsize %s", exact(r.Offset), exact(r.Size))})
+			continue
+		}
+		c := kindColor(r.Kind)
+		name := r.Name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		title := fmt.Sprintf("%s (%s)\noffset %s\nsize %s", name, r.Kind, exact(r.Offset), exact(r.Size))
+		if r.Used < r.Size {
+			title += fmt.Sprintf(", used %s, slack %s", FormatBytes(r.Used), FormatBytes(r.Size-r.Used))
+		}
+		if r.State == StateMoving {
+			title += "\nmoving"
+		}
+		uw := float64(r.Used) * scale
+		l.shapes = append(l.shapes, shape{x: x, y: by, w: uw, h: barHeight, fill: c, striped: r.State == StateMoving, title: title})
+		if r.Used < r.Size {
+			l.shapes = append(l.shapes, shape{x: x + uw, y: by, w: w - uw, h: barHeight, fill: tint(c, 0.55), part: true})
+		}
+		if w >= 4 {
+			l.shapes = append(l.shapes, shape{x: x, y: by, w: 1, h: barHeight, fill: shade(c, 0.35), part: true})
+		}
+	}
+	l.shapes = append(l.shapes, shape{x: bx, y: by, w: bw, h: barHeight, stroke: true})
+	// Axis: five ticks, labelled in the unit that suits the capacity.
+	for i := 0; i <= 4; i++ {
+		off := b.CapacityBytes / 4 * uint64(i)
+		if i == 4 {
+			off = b.CapacityBytes
+		}
+		x := bx + bw*float64(i)/4
+		l.shapes = append(l.shapes, shape{x: x - 0.5, y: by + barHeight, w: 1, h: 4, fill: colorBorder})
+		anchor := byte('m')
+		switch i {
+		case 0:
+			anchor = 's'
+		case 4:
+			anchor = 'e'
+		}
+		l.text(x, by+barHeight+16, textSmall, anchor, false, colorMuted, FormatBytes(off))
+	}
+}
+
+// FormatBytes formats n bytes in the largest binary unit that keeps it at
+// least 1: "512 B", "1.5 KiB", "12.0 MiB", "2.00 GiB".
+func FormatBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatUint(n, 10) + " B"
+	}
+	v, i := float64(n)/unit, 0
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	prec := 1
+	if v < 10 && i >= 2 {
+		prec = 2
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64) + " " + [...]string{"KiB", "MiB", "GiB", "TiB", "PiB"}[i]
+}
+
+// exact is FormatBytes with the exact count of bytes after it.
+func exact(n uint64) string {
+	if n < 1024 {
+		return FormatBytes(n)
+	}
+	return FormatBytes(n) + " (" + group(int(min(n, 1<<62))) + " B)"
+}
+
+func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
+// group formats n with commas between groups of three digits.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// textWidth estimates the width of s in pixels at a font size: the PNG's
+// bitmap font is exactly this wide, and sans-serif fonts about as wide.
+func textWidth(s string, size int) int {
+	return len([]rune(s)) * glyphAdvance * fontScale(size)
+}
