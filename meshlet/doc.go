@@ -8,8 +8,8 @@
 // of Options.RowWords words. One word of each row, Options.AddressWord,
 // addresses the meshlet's data. Given to Add it is relative to the batch's
 // data (0 is the batch's first word); placed, it is absolute: a word index
-// into the data buffer. The row layout is the caller's; the manager reads
-// and writes no other word of a row.
+// into the data buffer. The row layout is the caller's; the manager
+// changes no other word of a row.
 //
 // A Manager holds two arenas (package arena): data, whose elements are
 // words, and rows, whose elements are rows. A batch takes one allocation
@@ -53,9 +53,10 @@
 //
 // # Caveats
 //
-// Moves and patches are recorded on the device in call order; what the GPU
-// itself writes to a batch's rows is kept, except the address word, to
-// which patches add. A device error other than a refused buffer (a lost
+// Moves, copies and patches are recorded on the device in call order, and
+// rows travel as bytes: what the GPU writes into a batch's rows moves and
+// clones with them, and a patch adds its distance to whatever the address
+// word holds. A device error other than a refused buffer (a lost
 // device) leaves the contents unspecified. Growth replaces a buffer:
 // anything bound to the old one must be rebuilt (compare Buffers, or watch
 // Stats().Data.Growths and Stats().Rows.Growths).

@@ -270,7 +270,7 @@ func (m *Manager) register(hd, hr arena.Handle, words, meshlets uint32) BatchHan
 
 // Remove gives h's data and rows back. Their bytes are left as they are:
 // work recorded before Remove still reads them, and a later Add or Clone
-// may overwrite them. O(1).
+// may overwrite them. O(1); amortized no allocation.
 func (m *Manager) Remove(h BatchHandle) error {
 	b, err := m.batch(h)
 	if err != nil {

@@ -140,7 +140,8 @@ func (m *Manager) settle(err error) error {
 // The budget (zero fields take Options.Budget's) is spent across both
 // arenas: the second gets the moves and bytes the first left, and none
 // when the first spent them; the arenas take turns going first, so neither
-// starves. Steps are counted in each arena. O(budget + patched rows).
+// starves. Steps are counted in each arena. O(budget + patched rows); no
+// allocation once the manager's reused slices have grown.
 func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 	if m.gone {
 		return nil, ErrReleased
@@ -172,7 +173,8 @@ func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 
 // Compact packs both arenas fully (arena.Arena.Compact), ending any sweep,
 // patches the moved batches' address words and returns the moved batches,
-// as Sweep does. O(batches + patched rows).
+// as Sweep does. O(batches + patched rows); no allocation once the
+// reused slices have grown.
 func (m *Manager) Compact() ([]BatchHandle, error) {
 	if m.gone {
 		return nil, ErrReleased
