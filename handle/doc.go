@@ -1,0 +1,79 @@
+// Package handle hands out generational handles: 64-bit names, an index and
+// a generation, for anything a program wants to refer to without a pointer.
+//
+// # Basics
+//
+// An Owner allocates and frees handles. A Handle packs a 32-bit index and a
+// 32-bit generation; an index is reused once it has been freed, with the
+// next generation, so a Handle kept past its Free (stale) never matches the
+// index's new life: Owner.Live reports false for it and Owner.Free refuses
+// it with ErrStale. Index 0 is never issued, so the zero Handle is never
+// live.
+//
+// Remote allocators, made by Owner.Remote, allocate from any goroutine
+// without locks while the owner works: they reuse an index the owner has
+// freed and flushed when they can take it with one compare-and-swap, and
+// take a fresh, never-used index otherwise. Only the owner frees.
+//
+// # Frees and reuse
+//
+// Owner.Free buffers the freed index in the owner (up to 256 of them); the
+// owner's own Alloc takes those back first, most recent first, without any
+// atomic operation. Flush, or a Free that finds the buffer full, moves them
+// to the shared free list in one batch, where remote allocators see them.
+//
+// The shared free list is a stack of indices in chunks that never move:
+// chunk 0 holds 1,024 slots and each later chunk doubles, 23 in all for
+// every 32-bit index, so a remote allocator reading a slot never races with
+// a reallocation. One 64-bit word describes the list: its length in the low
+// 32 bits, a version in the high 32, incremented by every pop.
+//
+// A pop reads the word, reads the top slot, and swaps the word for one with
+// the length lowered and the version raised. The version is what makes that
+// swap safe: between the read and the swap, another allocator may pop the
+// slot and the owner push a different index in its place, leaving the
+// length as it was (the ABA problem); the raised version makes the word
+// differ, so the late swap fails and retries. A swap could only succeed
+// wrongly after 2^32 pops between one allocator's read and its swap.
+//
+// A flush writes the indices past the top, where no current pop reads, and
+// publishes them by swapping the length up. Only the owner pushes, so a
+// failed swap means pops came first; the flush moves the indices that now
+// lie past the end into the gap and swaps again. A flush therefore never
+// stops remote allocators (the reference design freezes them with a bit in
+// the word while it writes), and no word value repeats: pushes raise the
+// length, pops raise the version.
+//
+// # Invariants
+//
+//   - A live Handle's generation is the generation recorded for its index;
+//     no two live Handles share an index.
+//   - Every issued index is exactly one of: live, buffered in the owner, on
+//     the shared free list, or retired. Stats reports the counts.
+//   - Generations run from 0 to 2^32-2; an index whose last generation is
+//     freed is retired (never reused) rather than wrapped, so a stale Handle
+//     can never become live again.
+//
+// # Concurrency
+//
+// Owner methods must not run concurrently with each other: an Owner is used
+// by one goroutine at a time, like any Go value. Remote methods may run
+// concurrently with each other and with any Owner method, Close included,
+// from any number of goroutines. In full:
+//
+//	                 Owner method   Remote method
+//	Owner method     no             yes
+//	Remote method    yes            yes
+//
+// Allocations and Close: an Alloc that starts after Close has returned
+// fails with ErrClosed; one that overlaps Close may still succeed.
+//
+// # Caveats
+//
+// Handles are names, not capabilities: a Handle built with Pack for a
+// generation the owner has not handed out yet passes for live, and freeing
+// it corrupts the free list. Pass only Handles an allocator returned.
+//
+// While a flush runs, remote allocators take fresh indices, so the index
+// space can grow a little beyond the peak number of live handles.
+package handle

@@ -1,0 +1,45 @@
+package handle
+
+import "fmt"
+
+// Remote allocates Handles from its Owner's indices, from any goroutine,
+// without locks: every method is safe for concurrent use with every other
+// method of any Remote and of the Owner. It reuses an index from the shared
+// free list when one swap takes it, and issues a fresh index when the list
+// is empty. It never frees: hand the Handles to
+// the owner for that. The zero Remote is not usable: call Owner.Remote.
+type Remote struct {
+	sh *shared
+}
+
+// Alloc returns a live Handle. It fails with ErrClosed once the owner is
+// closed and ErrExhausted when no index is left. Lock-free: it retries its
+// swap only when another allocation or a flush changed the list; no
+// allocation.
+func (r Remote) Alloc() (Handle, error) {
+	if r.sh.closed.Load() {
+		return 0, fmt.Errorf("remote alloc: %w", ErrClosed)
+	}
+	if h, ok := r.sh.pop1(); ok {
+		return h, nil
+	}
+	return r.sh.fresh1()
+}
+
+// AllocMany fills dst with live Handles and returns how many it wrote:
+// len(dst), fewer with ErrExhausted (the ones written are live), or none
+// with ErrClosed. It pops what it can from the shared free list in one swap
+// and takes the rest fresh with one atomic add. O(len(dst)); no
+// allocation.
+func (r Remote) AllocMany(dst []Handle) (int, error) {
+	if r.sh.closed.Load() {
+		return 0, fmt.Errorf("remote alloc: %w", ErrClosed)
+	}
+	k := r.sh.pop(dst)
+	n, err := r.sh.fresh(dst[k:])
+	return k + n, err
+}
+
+// Closed reports whether the owner has been closed. A false answer may be
+// out of date as soon as it is returned.
+func (r Remote) Closed() bool { return r.sh.closed.Load() }
