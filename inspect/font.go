@@ -8,7 +8,7 @@ import "strings"
 
 const (
 	glyphW, glyphH = 5, 8 // the eighth row is the descenders' (g, j, p, q, y)
-	glyphAdvance   = 6 // pixels from one glyph to the next, at scale 1
+	glyphAdvance   = 6    // pixels from one glyph to the next, at scale 1
 )
 
 // fontScale is the whole-pixel scale of the bitmap font for a font size.

@@ -33,6 +33,8 @@ type command struct {
 var commands = []command{
 	{"replay", "replay allocation traces against the offset allocator", runReplay},
 	{"devbench", "measure buffer moves (copy and compute paths) on a WebGPU adapter", runDevbench},
+	{"demo", "run a scene-streaming simulation and write a report with memory maps", runDemo},
+	{"map", "draw the memory map of a dump as HTML, SVG or PNG", runMap},
 }
 
 func main() {
