@@ -22,19 +22,16 @@ func (a *Allocator) AllocateAligned(size, align uint32) (Allocation, error) {
 	if align == 1 {
 		return a.Allocate(size)
 	}
-	if size == 0 || size > a.capacity {
-		return Allocation{}, a.badSize(size)
-	}
-	if a.nfree <= 2 {
-		return Allocation{}, fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
+	if size-1 >= a.capacity || a.nfree <= 2 {
+		return Allocation{}, a.refuse(size, 2)
 	}
 	if padded := uint64(size) + uint64(align) - 1; padded <= uint64(a.capacity) {
 		if idx := a.search(uint32(padded)); idx != none {
-			return a.take(idx, alignPad(a.nodes[idx].off, align), size), nil
+			return a.take(idx, alignPad(a.at(idx).off, align), size), nil
 		}
 	}
 	if idx := a.search(size); idx != none {
-		n := &a.nodes[idx]
+		n := a.at(idx)
 		if pad := alignPad(n.off, align); uint64(pad)+uint64(size) <= uint64(n.size) {
 			return a.take(idx, pad, size), nil
 		}

@@ -24,6 +24,8 @@ type node struct {
 	// only while its gen matches.
 	gen  uint32
 	used bool
+	// bin is the bin a free region is filed in: binRoundDown(size).
+	bin uint8
 }
 
 // lastID hands every allocator an identity of its own, so an Allocation from
@@ -138,14 +140,14 @@ func (a *Allocator) Reset() {
 	a.live = 0
 	a.freeRegions = 0
 	// The stack pops node 0 first, as the reference's does.
-	for i := uint32(0); i < n; i++ {
-		a.free[i] = n - 1 - i
+	for i := range a.nodes {
+		a.free[i] = n - 1 - uint32(i)
 		a.nodes[i].used = false
 		a.nodes[i].gen++
 	}
 	a.nfree = n
 	idx := a.insert(0, a.capacity)
-	a.nodes[idx].prev, a.nodes[idx].next = none, none
+	a.at(idx).prev, a.at(idx).next = none, none
 	a.first, a.last = idx, idx
 }
 
@@ -163,53 +165,92 @@ func (a *Allocator) Len() int { return int(a.live) }
 // ErrNodeLimit when the node limit is reached, and ErrZeroSize or ErrTooLarge
 // for a size of zero or above the capacity.
 func (a *Allocator) Allocate(size uint32) (Allocation, error) {
-	if size == 0 || size > a.capacity {
-		return Allocation{}, a.badSize(size)
-	}
-	// The reference refuses with one node left, whether or not the
-	// request would split a region; keep that for identical refusals.
-	if a.nfree <= 1 {
-		return Allocation{}, fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
+	// size-1 wraps for 0. The reference refuses with one node left,
+	// whether or not the request would split a region; keep that for
+	// identical refusals.
+	if size-1 >= a.capacity || a.nfree <= 1 {
+		return Allocation{}, a.refuse(size, 1)
 	}
 	idx := a.search(size)
 	if idx == none {
 		return Allocation{}, ErrOutOfSpace
 	}
-	return a.take(idx, 0, size), nil
+	// What follows is take(idx, 0, size) with unlink and insert written
+	// out: Go keeps no register across a call, so every call on this path
+	// spills and reloads its state, and the calls cost about a third of
+	// an allocation. Keep it in step with take.
+	n := a.at(idx)
+	a.unlinkFast(n)
+	total := n.size
+	n.size = size
+	n.used = true
+	n.gen++
+	a.live++
+	if rest := total - size; rest > 0 {
+		r := a.pop()
+		a.file(r, n.off+size, rest)
+		rn := a.at(r)
+		rn.prev, rn.next = idx, n.next
+		if n.next != none {
+			a.at(n.next).prev = r
+		} else {
+			a.last = r
+		}
+		n.next = r
+	}
+	return Allocation{Offset: n.off, Size: size, node: idx, gen: n.gen, owner: a.id}, nil
 }
 
-func (a *Allocator) badSize(size uint32) error {
-	if size == 0 {
+// refuse returns the error for a request of size units that is zero, too
+// large, or needs more than the spare nodes the allocator has.
+func (a *Allocator) refuse(size, spare uint32) error {
+	switch {
+	case size == 0:
 		return ErrZeroSize
+	case size > a.capacity:
+		return fmt.Errorf("%w: %d units, capacity %d", ErrTooLarge, size, a.capacity)
+	case a.nfree <= spare:
+		return fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
 	}
-	return fmt.Errorf("%w: %d units, capacity %d", ErrTooLarge, size, a.capacity)
+	return nil
 }
 
 // search finds the free region Allocate serves size from, or none.
 func (a *Allocator) search(size uint32) uint32 {
 	minBin := binRoundUp(size)
-	if a.policy == Fit && minBin > 0 && binSize(minBin) != uint64(size) {
-		// Regions filed in the bin below may be large enough too, and
-		// they are the tighter fit.
-		n := a.binHead[minBin-1]
-		for i := 0; n != none && i < fitProbe; i++ {
-			if a.nodes[n].size >= size {
-				return n
-			}
-			n = a.nodes[n].binNext
+	if a.policy == Fit {
+		if idx := a.searchBelow(size, minBin); idx != none {
+			return idx
 		}
 	}
-	minTop := minBin >> topBinShift
+	minTop := minBin >> topBinShift & (numTopBins - 1)
 	if a.topMask&(1<<minTop) != 0 {
 		leaf := uint32(a.leafMask[minTop]) &^ (1<<(minBin&leafBinMask) - 1)
 		if leaf != 0 {
-			return a.binHead[minTop<<topBinShift|uint32(bits.TrailingZeros32(leaf))]
+			return a.binHead[(minTop<<topBinShift|uint32(bits.TrailingZeros32(leaf)))&(numBins-1)]
 		}
 	}
 	// Every bin of a higher top bin fits, since minBin was rounded up.
 	if top := a.topMask &^ (1<<(minTop+1) - 1); top != 0 {
-		t := uint32(bits.TrailingZeros32(top))
-		return a.binHead[t<<topBinShift|uint32(bits.TrailingZeros32(uint32(a.leafMask[t])))]
+		t := uint32(bits.TrailingZeros32(top)) & (numTopBins - 1)
+		return a.binHead[(t<<topBinShift|uint32(bits.TrailingZeros32(uint32(a.leafMask[t]))))&(numBins-1)]
+	}
+	return none
+}
+
+// searchBelow is Fit's look at the bin just below minBin, the bin size is
+// looked up in: regions filed there may be large enough too, and they are
+// the tighter fit. It examines at most fitProbe of them.
+func (a *Allocator) searchBelow(size, minBin uint32) uint32 {
+	if minBin == 0 || binSize(minBin) == uint64(size) {
+		return none // every region below is smaller than size
+	}
+	n := a.binHead[(minBin-1)&(numBins-1)]
+	for i := 0; n != none && i < fitProbe; i++ {
+		if a.at(n).size >= size {
+			return n
+		}
+		n = a.at(n).binNext
 	}
 	return none
 }
@@ -220,15 +261,14 @@ func (a *Allocator) search(size uint32) uint32 {
 // that enough nodes are free for the splits.
 func (a *Allocator) take(idx, pad, size uint32) Allocation {
 	a.unlink(idx)
-	nodes := a.nodes
-	n := &nodes[idx]
+	n := a.at(idx)
 	total := n.size
 	if pad > 0 {
 		p := a.insert(n.off, pad)
-		nodes[p].prev = n.prev
-		nodes[p].next = idx
+		a.at(p).prev = n.prev
+		a.at(p).next = idx
 		if n.prev != none {
-			nodes[n.prev].next = p
+			a.at(n.prev).next = p
 		} else {
 			a.first = p
 		}
@@ -242,10 +282,10 @@ func (a *Allocator) take(idx, pad, size uint32) Allocation {
 	a.live++
 	if rest := total - size; rest > 0 {
 		r := a.insert(n.off+size, rest)
-		nodes[r].prev = idx
-		nodes[r].next = n.next
+		a.at(r).prev = idx
+		a.at(r).next = n.next
 		if n.next != none {
-			nodes[n.next].prev = r
+			a.at(n.next).prev = r
 		} else {
 			a.last = r
 		}
@@ -258,29 +298,44 @@ func (a *Allocator) take(idx, pad, size uint32) Allocation {
 // neighbours. O(1); it never allocates memory. An Allocation that is not live
 // (see ErrInvalidAllocation) is refused and nothing changes.
 func (a *Allocator) Free(h Allocation) error {
-	idx, err := a.resolve(h)
-	if err != nil {
-		return err
+	if !a.isLive(h) {
+		return a.invalid(h)
 	}
-	nodes := a.nodes
-	n := &nodes[idx]
+	// Merge with free neighbours, then refile: absorb and replace written
+	// out, as in Allocate. The freed node is refiled itself, which is what
+	// the reference's push-then-pop of the same node amounts to.
+	idx := h.node
+	n := a.at(idx)
 	off, size := n.off, n.size
 	prev, next := n.prev, n.next
-	if prev != none && !nodes[prev].used {
-		p := a.absorb(prev)
-		off = p.off
-		size += p.size
-		prev = p.prev
+	if prev != none {
+		if p := a.at(prev); !p.used {
+			a.unlinkFast(p)
+			a.push(prev)
+			off, size, prev = p.off, size+p.size, p.prev
+		}
 	}
-	if next != none && !nodes[next].used {
-		q := a.absorb(next)
-		size += q.size
-		next = q.next
+	if next != none {
+		if q := a.at(next); !q.used {
+			a.unlinkFast(q)
+			a.push(next)
+			size, next = size+q.size, q.next
+		}
 	}
 	n.used = false
 	a.live--
-	a.release(idx)
-	a.replace(prev, next, off, size)
+	a.file(idx, off, size)
+	n.prev, n.next = prev, next
+	if prev != none {
+		a.at(prev).next = idx
+	} else {
+		a.first = idx
+	}
+	if next != none {
+		a.at(next).prev = idx
+	} else {
+		a.last = idx
+	}
 	return nil
 }
 
@@ -288,34 +343,43 @@ func (a *Allocator) Free(h Allocation) error {
 // prev and next (either may be none) and links it to them.
 func (a *Allocator) replace(prev, next, off, size uint32) {
 	m := a.insert(off, size)
-	nodes := a.nodes
-	nodes[m].prev, nodes[m].next = prev, next
+	a.at(m).prev, a.at(m).next = prev, next
 	if prev != none {
-		nodes[prev].next = m
+		a.at(prev).next = m
 	} else {
 		a.first = m
 	}
 	if next != none {
-		nodes[next].prev = m
+		a.at(next).prev = m
 	} else {
 		a.last = m
 	}
 }
 
+// isLive reports whether h is a live allocation of a.
+func (a *Allocator) isLive(h Allocation) bool {
+	if h.owner != a.id || h.node >= uint32(len(a.nodes)) {
+		return false
+	}
+	n := a.at(h.node)
+	return n.used && n.gen == h.gen
+}
+
+// invalid returns the error for an Allocation that is not live.
+func (a *Allocator) invalid(h Allocation) error {
+	switch {
+	case h.owner == 0:
+		return fmt.Errorf("%w: zero Allocation", ErrInvalidAllocation)
+	case h.owner != a.id:
+		return fmt.Errorf("%w: made by another allocator", ErrInvalidAllocation)
+	}
+	return fmt.Errorf("%w: offset %d size %d was freed", ErrInvalidAllocation, h.Offset, h.Size)
+}
+
 // resolve returns the node of a live allocation.
 func (a *Allocator) resolve(h Allocation) (uint32, error) {
-	if h.owner != a.id {
-		if h.owner == 0 {
-			return none, fmt.Errorf("%w: zero Allocation", ErrInvalidAllocation)
-		}
-		return none, fmt.Errorf("%w: made by another allocator", ErrInvalidAllocation)
-	}
-	if h.node >= uint32(len(a.nodes)) {
-		return none, fmt.Errorf("%w: node %d out of range", ErrInvalidAllocation, h.node)
-	}
-	n := &a.nodes[h.node]
-	if !n.used || n.gen != h.gen {
-		return none, fmt.Errorf("%w: offset %d size %d was freed", ErrInvalidAllocation, h.Offset, h.Size)
+	if !a.isLive(h) {
+		return none, a.invalid(h)
 	}
 	return h.node, nil
 }
@@ -338,7 +402,7 @@ func (a *Allocator) Lookup(h Allocation) (Allocation, error) {
 func (h Allocation) ID() uint32 { return h.node }
 
 func (a *Allocator) handle(idx uint32) Allocation {
-	n := &a.nodes[idx]
+	n := a.at(idx)
 	return Allocation{Offset: n.off, Size: n.size, node: idx, gen: n.gen, owner: a.id}
 }
 
@@ -346,53 +410,62 @@ func (a *Allocator) handle(idx uint32) Allocation {
 // [off, off+size) at the head of its bin. Links to neighbours are the
 // caller's job.
 func (a *Allocator) insert(off, size uint32) uint32 {
-	b := binRoundDown(size)
-	top, leaf := b>>topBinShift, b&leafBinMask
+	idx := a.pop()
+	a.file(idx, off, size)
+	return idx
+}
+
+// file makes node idx the free region [off, off+size), at the head of its
+// bin. Links to neighbours are the caller's job.
+func (a *Allocator) file(idx, off, size uint32) {
+	b := binRoundDown(size) & (numBins - 1)
 	head := a.binHead[b]
 	if head == none {
-		a.leafMask[top] |= 1 << leaf
-		a.topMask |= 1 << top
+		a.leafMask[b>>topBinShift] |= 1 << (b & leafBinMask)
+		a.topMask |= 1 << (b >> topBinShift)
+	} else {
+		a.at(head).binPrev = idx
 	}
-	a.nfree--
-	idx := a.free[a.nfree]
-	n := &a.nodes[idx]
-	n.off, n.size = off, size
+	n := a.at(idx)
+	n.off, n.size, n.bin = off, size, uint8(b)
 	n.binPrev, n.binNext = none, head
 	n.used = false
-	if head != none {
-		a.nodes[head].binPrev = idx
-	}
 	a.binHead[b] = idx
 	a.freeUnits += size
 	a.freeRegions++
-	return idx
 }
 
 // unlink removes free region idx from its bin. The node stays in the
 // address-order list; the caller reuses or releases it.
-func (a *Allocator) unlink(idx uint32) {
-	nodes := a.nodes
-	n := &nodes[idx]
+func (a *Allocator) unlink(idx uint32) { a.unlinkFast(a.at(idx)) }
+
+// unlinkFast removes free region n from its bin.
+func (a *Allocator) unlinkFast(n *node) {
 	if n.binPrev != none {
-		nodes[n.binPrev].binNext = n.binNext
-		if n.binNext != none {
-			nodes[n.binNext].binPrev = n.binPrev
-		}
+		a.at(n.binPrev).binNext = n.binNext
 	} else {
-		b := binRoundDown(n.size)
-		a.binHead[b] = n.binNext
-		if n.binNext != none {
-			nodes[n.binNext].binPrev = none
-		} else {
-			top := b >> topBinShift
-			a.leafMask[top] &^= 1 << (b & leafBinMask)
-			if a.leafMask[top] == 0 {
-				a.topMask &^= 1 << top
-			}
+		a.binHead[n.bin] = n.binNext
+		if n.binNext == none {
+			a.emptied(uint32(n.bin))
 		}
+	}
+	if n.binNext != none {
+		a.at(n.binNext).binPrev = n.binPrev
 	}
 	a.freeUnits -= n.size
 	a.freeRegions--
+}
+
+// emptied clears the mask bits of bin b, which has just become empty. It
+// is kept out of line so unlinkFast stays small enough to inline.
+//
+//go:noinline
+func (a *Allocator) emptied(b uint32) {
+	top := b >> topBinShift & (numTopBins - 1)
+	a.leafMask[top] &^= 1 << (b & leafBinMask)
+	if a.leafMask[top] == 0 {
+		a.topMask &^= 1 << top
+	}
 }
 
 // absorb takes free region idx out of its bin and puts its node back on
@@ -400,12 +473,6 @@ func (a *Allocator) unlink(idx uint32) {
 // readable until the next insert.
 func (a *Allocator) absorb(idx uint32) *node {
 	a.unlink(idx)
-	a.release(idx)
-	return &a.nodes[idx]
-}
-
-// release pushes node idx back on the stack of unused nodes.
-func (a *Allocator) release(idx uint32) {
-	a.free[a.nfree] = idx
-	a.nfree++
+	a.push(idx)
+	return a.at(idx)
 }

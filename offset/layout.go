@@ -19,7 +19,7 @@ func (a *Allocator) Grow(capacity uint32) error {
 		return nil
 	}
 	last := a.last
-	if a.nodes[last].used {
+	if a.at(last).used {
 		if a.nfree == 0 {
 			return fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
 		}
@@ -44,23 +44,22 @@ func (a *Allocator) SlideDown(h Allocation) (Allocation, uint32, error) {
 	if err != nil {
 		return Allocation{}, 0, err
 	}
-	nodes := a.nodes
-	n := &nodes[idx]
+	n := a.at(idx)
 	prev := n.prev
-	if prev == none || nodes[prev].used {
+	if prev == none || a.at(prev).used {
 		return a.handle(idx), 0, nil
 	}
 	p := a.absorb(prev)
 	dist, before := p.size, p.prev
 	n.prev = before
 	if before != none {
-		nodes[before].next = idx
+		a.at(before).next = idx
 	} else {
 		a.first = idx
 	}
 	n.off -= dist
 	off, size, next := n.off+n.size, dist, n.next
-	if next != none && !nodes[next].used {
+	if next != none && !a.at(next).used {
 		q := a.absorb(next)
 		size += q.size
 		next = q.next
@@ -81,8 +80,8 @@ type Region struct {
 // change during the walk. O(n).
 func (a *Allocator) Regions() iter.Seq[Region] {
 	return func(yield func(Region) bool) {
-		for i := a.first; i != none; i = a.nodes[i].next {
-			n := &a.nodes[i]
+		for i := a.first; i != none; i = a.at(i).next {
+			n := a.at(i)
 			if !yield(Region{Offset: n.off, Size: n.size, Used: n.used}) {
 				return
 			}
@@ -95,8 +94,8 @@ func (a *Allocator) Regions() iter.Seq[Region] {
 // step with First and Next. O(n).
 func (a *Allocator) All() iter.Seq[Allocation] {
 	return func(yield func(Allocation) bool) {
-		for i := a.first; i != none; i = a.nodes[i].next {
-			if a.nodes[i].used && !yield(a.handle(i)) {
+		for i := a.first; i != none; i = a.at(i).next {
+			if a.at(i).used && !yield(a.handle(i)) {
 				return
 			}
 		}
@@ -116,13 +115,13 @@ func (a *Allocator) Next(h Allocation) (Allocation, bool, error) {
 	if err != nil {
 		return Allocation{}, false, err
 	}
-	next, ok := a.usedFrom(a.nodes[idx].next)
+	next, ok := a.usedFrom(a.at(idx).next)
 	return next, ok, nil
 }
 
 func (a *Allocator) usedFrom(i uint32) (Allocation, bool) {
-	if i != none && !a.nodes[i].used {
-		i = a.nodes[i].next
+	if i != none && !a.at(i).used {
+		i = a.at(i).next
 	}
 	if i == none {
 		return Allocation{}, false

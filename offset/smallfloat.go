@@ -42,15 +42,13 @@ func binRoundDown(size uint32) uint32 {
 }
 
 // bin returns the bin size rounds down to, and whether size is exactly
-// that bin's lower bound.
+// that bin's lower bound. With shift the number of bits below the three
+// mantissa bits, size>>shift is the mantissa with its hidden leading one
+// (8 to 15), so the bin, exponent<<3 | mantissa with exponent shift+1, is
+// shift<<3 + size>>shift. Below 16, shift is 0 and the bin is size itself.
 func bin(size uint32) (b uint32, exact bool) {
-	if size < mantissaValue {
-		return size, true
-	}
-	high := 31 - uint32(bits.LeadingZeros32(size))
-	shift := high - mantissaBits
-	mantissa := (size >> shift) & mantissaMask
-	return (shift+1)<<mantissaBits | mantissa, size&(1<<shift-1) == 0
+	shift := uint32(max(bits.Len32(size), mantissaBits+1) - (mantissaBits + 1))
+	return shift<<mantissaBits + size>>shift, size&(1<<shift-1) == 0
 }
 
 // binSize returns the lower bound of bin b, as a 64-bit value because the
