@@ -76,6 +76,21 @@ func sample(t testing.TB) inspect.Dump {
 	return inspect.New("host", "sample", vb, ob, mb)
 }
 
+// TestSampleGolden keeps testdata/sample.json (a fuzz seed) in step with
+// sample: -update rewrites it.
+func TestSampleGolden(t *testing.T) {
+	d := sample(t)
+	var b bytes.Buffer
+	d.WriteJSON(&b)
+	if os.Getenv("GPUMEM_UPDATE") != "" {
+		os.WriteFile("testdata/sample.json", b.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile("testdata/sample.json")
+	if err != nil || !bytes.Equal(want, b.Bytes()) {
+		t.Errorf("testdata/sample.json is not the sample dump (GPUMEM_UPDATE=1 rewrites it): %v", err)
+	}
+}
+
 func TestDumpRoundTrip(t *testing.T) {
 	d := sample(t)
 	if err := d.Check(); err != nil {
@@ -193,5 +208,29 @@ func TestRender(t *testing.T) {
 	bad.Version = 9
 	if err := inspect.WritePNG(&bytes.Buffer{}, &bad); !errors.Is(err, inspect.ErrVersion) {
 		t.Errorf("bad dump drawn: %v", err)
+	}
+}
+
+// TestRenderOdd draws valid but odd dumps in every format: extreme
+// capacities, one-byte regions, no buffers, empty names, unknown kinds.
+func TestRenderOdd(t *testing.T) {
+	for _, js := range []string{
+		`{"version":1,"buffers":[]}`,
+		`{"version":1,"buffers":[{"capacity_bytes":18446744073709551615,"regions":[{"offset":0,"size":1,"used":1,"state":"moving"},{"offset":1,"size":18446744073709551614,"state":"free"}]}]}`,
+		`{"version":1,"buffers":[{"capacity_bytes":3,"regions":[{"offset":0,"size":1,"state":"used","kind":"\u00e9\u0000<&>"},{"offset":1,"size":1,"state":"free"},{"offset":2,"size":1,"used":0,"state":"used"}]}]}`,
+	} {
+		d, err := inspect.ReadJSON(strings.NewReader(js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		for _, w := range []func(*bytes.Buffer, *inspect.Dump) error{
+			func(b *bytes.Buffer, d *inspect.Dump) error { return inspect.WriteSVG(b, d) },
+			func(b *bytes.Buffer, d *inspect.Dump) error { return inspect.WriteHTML(b, d) },
+			func(b *bytes.Buffer, d *inspect.Dump) error { return inspect.WritePNG(b, d) },
+		} {
+			if err := w(&bytes.Buffer{}, &d); err != nil {
+				t.Errorf("%s: %v", js, err)
+			}
+		}
 	}
 }

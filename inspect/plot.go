@@ -60,12 +60,12 @@ func (u Unit) format(v float64) string {
 
 // Geometry of a plot, in pixels.
 const (
-	plotW, plotH             = 1100, 260
-	plotLeft, plotRight      = 80, 20
-	plotTop, plotBottom      = 52, 36
-	plotInnerW, plotInnerH   = plotW - plotLeft - plotRight, plotH - plotTop - plotBottom
-	plotMaxPoints            = 2000 // longer series are thinned to this many points
-	plotTicksY, plotTicksMin = 4, 1
+	plotW, plotH           = 1100, 260
+	plotLeft, plotRight    = 80, 20
+	plotTop, plotBottom    = 52, 36
+	plotInnerW, plotInnerH = plotW - plotLeft - plotRight, plotH - plotTop - plotBottom
+	plotMaxPoints          = 2000 // longer series are thinned to this many points
+	plotTicksY             = 4
 )
 
 // WriteSVG draws the plot as an SVG document. Values that are NaN or
