@@ -909,7 +909,7 @@ func (r *demoResult) writeSummary(w io.Writer) {
 		len(r.records), r.peakLive, pct(fragSum/float64(len(r.records))), float64(t.moves)/float64(len(r.records)), peakMoves)
 	fmt.Fprintf(w, "time per frame: mean %s, median %s, max %s (timings vary from run to run)\n",
 		ms(r.total/time.Duration(len(r.records))), ms(durs[len(durs)/2]), ms(durs[len(durs)-1]))
-	fmt.Fprintf(w, "read back: %d allocations spot-checked during the run, all %d live at the end: every byte intact\n", r.spot, r.final)
+	fmt.Fprintf(w, "read back: %d allocations spot-checked during the run, and all %d live meshes and batches at the end: every byte intact\n", r.spot, r.final)
 }
 
 func frag(largest, free uint64) float64 {
@@ -986,7 +986,8 @@ func (r *demoResult) writeReport(w io.Writer) error {
 		Style   template.CSS
 		Plots   []template.HTML
 		Maps    []mapSection
-	}{r.cfg.frames, r.cfg.seed, r.device, sum.String(), inspect.PageStyle, plotSVG, maps})
+		Last    mapSection
+	}{r.cfg.frames, r.cfg.seed, r.device, sum.String(), inspect.PageStyle, plotSVG, maps, maps[len(maps)-1]})
 }
 
 var reportPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -1002,14 +1003,15 @@ pre{background:#f3f5f7;padding:12px;font-size:12px;overflow-x:auto}</style>
 <p class="muted">{{.Frames}} frames of scene streaming, seed {{.Seed}}, on {{.Device}}.
 Zones of meshes (vertex and index arenas) and meshlet batches (the meshlet manager) stream in and out as a camera circles a loop of zones;
 arenas sweep within a budget each frame; written data is read back and checked.</p>
-<h2>Summary</h2>
 <pre>{{.Summary}}</pre>
+<h2>Memory at the last frame</h2>
+{{with .Last}}{{.SVG}}{{end}}
+<p class="muted">One bar per buffer, to its own scale. Allocations are colored by owner kind; the lighter part of one is bin-rounding slack;
+striped allocations moved during that frame; gray is free. Hover over a region for its owner, offset and size.</p>
 <h2>Over time</h2>
 {{range .Plots}}{{.}}
 {{end}}
 <h2>Memory maps</h2>
-<p class="muted">One bar per buffer, to its own scale. Allocations are colored by owner kind; the lighter part of one is bin-rounding slack;
-striped allocations moved during that frame; gray is free. Hover over a region for its owner, offset and size.</p>
 {{range .Maps}}<h2>{{.Label}}</h2>
 {{.SVG}}
 {{.Table}}

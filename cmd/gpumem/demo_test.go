@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/inspect"
+)
+
+// runDemoTest runs gpumem demo with args plus an output directory's
+// report and dump, and returns stdout and the directory.
+func runDemoTest(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	args = append([]string{"demo", "-o", filepath.Join(dir, "report.html"), "-dump", filepath.Join(dir, "dump.json")}, args...)
+	status, stdout, stderr := gpumem(args...)
+	if status != 0 {
+		t.Fatalf("gpumem %s: status %d\n%s%s", strings.Join(args, " "), status, stdout, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("stderr not a terminal, yet: %q", stderr)
+	}
+	return stdout, dir
+}
+
+// numbers is the summary without what varies from run to run: timings,
+// the device and the output paths.
+func numbers(stdout string) string {
+	var keep []string
+	for _, l := range strings.Split(stdout, "\n") {
+		switch {
+		case strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "report:"), strings.HasPrefix(l, "dump:"):
+			continue
+		case strings.HasPrefix(l, "gpumem demo:"):
+			l = regexp.MustCompile(`, on .*`).ReplaceAllString(l, "")
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+func TestDemoHost(t *testing.T) {
+	out, dir := runDemoTest(t, "-device", "host", "-frames", "60", "-seed", "7")
+	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes/vertex", "meshes/index", "meshlets/data",
+		"meshlets/rows", "total", "growths", "fragmentation", "time per frame", "every byte intact", "report: ", "dump: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	again, _ := runDemoTest(t, "-device", "host", "-frames", "60", "-seed", "7")
+	if numbers(out) != numbers(again) {
+		t.Errorf("same seed, different numbers:\n%s\n---\n%s", numbers(out), numbers(again))
+	}
+	other, _ := runDemoTest(t, "-device", "host", "-frames", "60", "-seed", "8")
+	if numbers(out) == numbers(other) {
+		t.Error("seeds 7 and 8 gave the same numbers")
+	}
+
+	report, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(report)
+	for _, want := range []string{"<!DOCTYPE html>", "frame 1", "frame 30", "frame 60", "Fragmentation", "Moves per frame",
+		"occupied", inspect.KindColor("vertex"), inspect.KindColor("meshlet-rows")} {
+		if !strings.Contains(r, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(r, "<svg"); n != 4+5 {
+		t.Errorf("report has %d SVGs, want 4 maps and 5 plots", n)
+	}
+	if regexp.MustCompile(`(src|href)=|url\(http|@import`).MatchString(r) {
+		t.Error("report refers to external assets")
+	}
+
+	f, err := os.Open(filepath.Join(dir, "dump.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := inspect.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Label != "frame 60" || len(d.Buffers) != 4 || d.Totals.Allocations == 0 {
+		t.Errorf("dump %q: %d buffers, totals %+v", d.Label, len(d.Buffers), d.Totals)
+	}
+}
+
+// TestDemoWebGPU runs the demo on webgpu (where an adapter is found; in CI
+// it must be) and checks it gives the host's numbers.
+func TestDemoWebGPU(t *testing.T) {
+	dev, err := webgpu.New(webgpu.Options{})
+	if errors.Is(err, webgpu.ErrNoAdapter) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must run the webgpu demo: %v", err)
+		}
+		t.Skipf("no WebGPU adapter (on Debian without a GPU: apt-get install mesa-vulkan-drivers): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.Release()
+	gpu, _ := runDemoTest(t, "-device", "webgpu", "-frames", "40")
+	if !strings.Contains(gpu, "on webgpu: ") {
+		t.Errorf("not on webgpu:\n%s", gpu)
+	}
+	cpu, _ := runDemoTest(t, "-device", "host", "-frames", "40")
+	if numbers(gpu) != numbers(cpu) {
+		t.Errorf("webgpu and host differ:\n%s\n---\n%s", numbers(gpu), numbers(cpu))
+	}
+}
+
+func TestDemoUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		status int
+		stderr string
+	}{
+		{[]string{"demo", "-device", "vulkan"}, 2, `-device "vulkan": want host or webgpu`},
+		{[]string{"demo", "-frames", "0"}, 2, "-frames 0"},
+		{[]string{"demo", "extra"}, 2, "unexpected arguments: extra"},
+		{[]string{"demo", "-nope"}, 2, "flag provided but not defined"},
+		{[]string{"demo", "-h"}, 0, "usage: gpumem demo"},
+		{[]string{"demo", "-device", "host", "-frames", "2", "-o", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, 1, "no such file"},
+	} {
+		status, _, stderr := gpumem(tt.args...)
+		if status != tt.status || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("%v: status %d, stderr %q; want %d and %q", tt.args, status, stderr, tt.status, tt.stderr)
+		}
+	}
+}
