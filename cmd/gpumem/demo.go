@@ -96,7 +96,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	}
 	defer dev.Release()
 
-	res, err := simulate(dev, name, cfg, newProgress(stderr))
+	prog := newProgress(stderr)
+	prog.mute = 0 // a demo's bar shows from the first frame
+	res, err := simulate(dev, name, cfg, prog)
 	if err != nil {
 		return err
 	}
@@ -143,14 +145,14 @@ func openDemoDevice(kind string) (device.Device, string, error) {
 	return d, "host (pure Go)", nil
 }
 
-// The scene: demoZones zones on a loop; the camera goes round it about
-// demoLaps times whatever the frame count, and the zones within
-// demoViewRadius of it are in view. Each workload streams in up to its
+// The scene: demoZones zones on a loop; the camera moves demoSpeed zones
+// a frame (one and a half laps in the default 300 frames), and the zones
+// within demoViewRadius of it are in view. Each workload streams in up to its
 // per-frame budget of items of the zones in view, unloads the others, and
 // sweeps.
 const (
 	demoZones      = 24
-	demoLaps       = 1.5
+	demoSpeed      = 0.12
 	demoViewRadius = 2
 	demoSpotChecks = 4 // allocations read back per workload per frame
 )
@@ -238,7 +240,7 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	for n := 1; n <= cfg.frames; n++ {
 		t0 := time.Now()
 		f := &frameState{n: n, rng: rng, seed: cfg.seed}
-		cam := float64(n-1) / float64(cfg.frames) * demoLaps * demoZones
+		cam := float64(n-1) * demoSpeed
 		for z := range demoZones {
 			d := math.Abs(float64(z) - math.Mod(cam, demoZones))
 			d = min(d, demoZones-d)
