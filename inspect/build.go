@@ -32,8 +32,7 @@ func FromArena(name string, a *arena.Arena, owner func(arena.Handle) Owner) Buff
 	st := a.Stats()
 	e := uint64(a.ElemSize())
 	b := Buffer{Name: name, Kind: "arena", ElemBytes: a.ElemSize(), CapacityBytes: uint64(st.CapacityElems) * e,
-		Stats: Stats{Growths: st.Growths, Moves: st.Moves, BytesMoved: st.BytesMoved, BytesCopied: st.BytesCopied,
-			SweepsCompleted: st.SweepsCompleted, FullCompactions: st.FullCompactions}}
+		Stats: ArenaHistory(st)}
 	b.Regions = make([]Region, 0, 2*st.Allocations+1)
 	for r := range a.Regions() {
 		reg := Region{Offset: uint64(r.Offset) * e, Size: uint64(r.Size) * e, State: StateFree}

@@ -13,6 +13,10 @@
 // regions alone, for a manager that keeps its own records (the gaps become
 // free regions). Add buffers to a Dump, then Finish it to sum the totals.
 //
+// WriteSVG, WriteHTML and WritePNG draw a dump's memory map; MapSVG and
+// StatsTable give the pieces for a page of one's own (gpumem demo's
+// report), and Plot draws series over frames as SVG line charts.
+//
 // Units: every offset and size in a Dump is in bytes. An allocation's Size
 // is what its allocator holds for it; Used is what its owner asked for;
 // Size-Used is bin-rounding slack, drawn lighter on the maps.

@@ -162,8 +162,9 @@ var demoBudget = arena.Budget{Moves: 48, Bytes: 2 << 20, Steps: 2048}
 
 // A workload is one manager at work in the scene. Plugging in another
 // manager (mesh slabs, bindless textures, a ring of constants, a buffer
-// pool) is one more implementation of this interface in the workloads
-// list of newScene.
+// pool) is one more implementation of this interface, added to the list
+// newWorkloads returns; the frame loop, checks, summary, plots and maps
+// take it from there.
 type workload interface {
 	// frame does the frame's work: unload what left the view, stream in
 	// part of what is in view, churn, sweep.
