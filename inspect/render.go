@@ -238,7 +238,7 @@ func WriteHTML(w io.Writer, d *Dump) error {
 const PageStyle = `body{font-family:DejaVu Sans,Verdana,Helvetica,Arial,sans-serif;color:#202428;margin:24px;background:#fff}
 h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:24px 0 8px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
-th,td{border-bottom:1px solid #dde2e7;padding:3px 10px;text-align:right}
+th,td{border-bottom:1px solid #dde2e7;padding:3px 10px;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 th{background:#f3f5f7}.muted{color:#5f6b76;font-size:13px}svg{display:block;max-width:100%;height:auto}`
 

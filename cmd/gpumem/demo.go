@@ -44,7 +44,7 @@ the demo proves nothing was lost while things moved.
 
 It prints a summary table on stdout (a progress bar on stderr when that
 is a terminal) and writes a self-contained HTML report: memory maps at the
-first, middle and last frames, and plots of occupied vs reserved bytes,
+first, middle and last frames and at the frame with the most moves, and plots of occupied vs reserved bytes,
 fragmentation (1 - largest free / free) and moves per frame. The same seed
 gives the same numbers, except timings.
 
@@ -237,6 +237,10 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	mapAt := map[int]bool{1: true, (cfg.frames + 1) / 2: true, cfg.frames: true}
 	prog.start("demo")
 	var prevMoves, prevBytes uint64
+	// busiest is the dump of the first frame with the most moves: its map
+	// shows the sweep at work (moving allocations are striped).
+	var busiest inspect.Dump
+	var busiestMoves uint64
 	start := time.Now()
 	for n := 1; n <= cfg.frames; n++ {
 		t0 := time.Now()
@@ -287,6 +291,9 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 		if mapAt[n] {
 			res.maps = append(res.maps, dumpOf(ws, devName, n))
 		}
+		if rec.moves > busiestMoves {
+			busiestMoves, busiest = rec.moves, dumpOf(ws, devName, n)
+		}
 		prog.show(bar(n, cfg.frames))
 	}
 	prog.clear()
@@ -303,7 +310,19 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	}
 	res.rows = rowsOf(ws)
 	res.last = res.maps[len(res.maps)-1]
+	if busiestMoves > 0 && !mapAt[frameOf(busiest)] {
+		busiest.Label += fmt.Sprintf(" (the most moves: %d)", busiestMoves)
+		res.maps = append(res.maps, busiest)
+		slices.SortStableFunc(res.maps, func(a, b inspect.Dump) int { return frameOf(a) - frameOf(b) })
+	}
 	return res, nil
+}
+
+// frameOf returns the frame number of a dump labelled by dumpOf.
+func frameOf(d inspect.Dump) int {
+	var n int
+	fmt.Sscanf(d.Label, "frame %d", &n)
+	return n
 }
 
 func rowsOf(ws []workload) []bufferRow {
