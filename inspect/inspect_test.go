@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,5 +234,42 @@ func TestRenderOdd(t *testing.T) {
 				t.Errorf("%s: %v", js, err)
 			}
 		}
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, tt := range []struct {
+		n    uint64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"}, {10 << 20, "10.0 MiB"},
+		{3 << 20, "3.0 MiB"}, {5 << 30, "5.00 GiB"}, {^uint64(0), "16.0 EiB"},
+	} {
+		if got := inspect.FormatBytes(tt.n); got != tt.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestPlot(t *testing.T) {
+	p := inspect.Plot{Title: "Memory <bytes>", Unit: inspect.UnitBytes, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
+		{Name: "occupied", Color: inspect.KindColor("vertex"), Fill: true, Values: []float64{0, 3 << 20, 11 << 20, math.NaN()}},
+		{Name: "empty", Color: "#000000"},
+	}}
+	var a, b bytes.Buffer
+	p.WriteSVG(&a)
+	p.WriteSVG(&b)
+	s := a.String()
+	if s != b.String() {
+		t.Error("plot not deterministic")
+	}
+	for _, want := range []string{"<polyline", "<polygon", "Memory &lt;bytes&gt;", "12.0 MiB", "occupied", ">4<"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+	var empty inspect.Plot
+	if err := empty.WriteSVG(io.Discard); err != nil {
+		t.Error(err)
 	}
 }

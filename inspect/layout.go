@@ -256,14 +256,15 @@ func (l *layout) buffer(b *Buffer, y float64) {
 }
 
 // FormatBytes formats n bytes in the largest binary unit that keeps it at
-// least 1: "512 B", "1.5 KiB", "12.0 MiB", "2.00 GiB".
+// least 1, with one decimal (two below 10 GiB, TiB, ...): "512 B",
+// "1.5 KiB", "12.0 MiB", "2.00 GiB".
 func FormatBytes(n uint64) string {
 	const unit = 1024
 	if n < unit {
 		return strconv.FormatUint(n, 10) + " B"
 	}
 	v, i := float64(n)/unit, 0
-	for v >= unit && i < 4 {
+	for v >= unit && i < 5 {
 		v /= unit
 		i++
 	}
@@ -271,7 +272,7 @@ func FormatBytes(n uint64) string {
 	if v < 10 && i >= 2 {
 		prec = 2
 	}
-	return strconv.FormatFloat(v, 'f', prec, 64) + " " + [...]string{"KiB", "MiB", "GiB", "TiB", "PiB"}[i]
+	return strconv.FormatFloat(v, 'f', prec, 64) + " " + [...]string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}[i]
 }
 
 // exact is FormatBytes with the exact count of bytes after it.
