@@ -47,6 +47,7 @@ func screenshot(t *testing.T, browser, page string) image.Image {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage",
 		"--hide-scrollbars", "--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot,
 		"--window-size=1200,900", "file://"+abs)
 	cmd.Env = append(os.Environ(), "HOME="+dir)

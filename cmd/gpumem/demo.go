@@ -533,8 +533,7 @@ func (w *meshWorkload) verts(m *mesh) int {
 // pieces, and takes one budgeted sweep step in each.
 func sweepArena(as ...*arena.Arena) error {
 	for _, a := range as {
-		st := a.Stats()
-		if !a.Armed() && st.FreeElems > st.CapacityElems/8 && st.LargestFreeElems < st.FreeElems/2 {
+		if !a.Armed() && fragmented(a.Stats()) {
 			a.Arm()
 		}
 		if _, err := a.Sweep(arena.Budget{}); err != nil {
@@ -751,6 +750,8 @@ func (w *meshletWorkload) frame(f *frameState) error {
 	return err
 }
 
+// fragmented reports whether an arena's free space is worth a sweep: more
+// than an eighth of its capacity, and less than half of it in one piece.
 func fragmented(st arena.Stats) bool {
 	return st.FreeElems > st.CapacityElems/8 && st.LargestFreeElems < st.FreeElems/2
 }
