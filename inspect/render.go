@@ -238,8 +238,9 @@ func WriteHTML(w io.Writer, d *Dump) error {
 const PageStyle = `body{font-family:DejaVu Sans,Verdana,Helvetica,Arial,sans-serif;color:#202428;margin:24px;background:#fff}
 h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:24px 0 8px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
-th,td{border-bottom:1px solid #dde2e7;padding:3px 10px;text-align:right;white-space:nowrap}
-th:first-child,td:first-child{text-align:left}
+th,td{border-bottom:1px solid #dde2e7;padding:3px 8px;text-align:right}td{white-space:nowrap}
+tr.total td{font-weight:bold;border-top:1px solid #909ca8}
+th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 th{background:#f3f5f7}.muted{color:#5f6b76;font-size:13px}svg{display:block;max-width:100%;height:auto}`
 
 var mapPage = template.Must(template.New("map").Parse(`<!DOCTYPE html>
@@ -274,6 +275,6 @@ var statsTable = template.Must(template.New("table").Funcs(template.FuncMap{
 }).Parse(`<table>
 <tr><th>buffer</th><th>kind</th><th>capacity</th><th>occupied</th><th>bin slack</th><th>free</th><th>largest free</th><th>allocations</th><th>free regions</th><th>fragmentation</th><th>growths</th><th>moves</th><th>moved</th></tr>
 {{range .Buffers}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td>{{template "cells" .Stats}}</tr>
-{{end}}{{with .Totals}}<tr><th>total</th><th></th>{{template "cells" .}}</tr>{{end}}
+{{end}}{{with .Totals}}<tr class="total"><td>total</td><td></td>{{template "cells" .}}</tr>{{end}}
 </table>
 {{define "cells"}}<td>{{bytes .CapacityBytes}}</td><td>{{bytes .OccupiedBytes}}</td><td>{{bytes .SlackBytes}}</td><td>{{bytes .FreeBytes}}</td><td>{{bytes .LargestFreeBytes}}</td><td>{{group .Allocations}}</td><td>{{group .FreeRegions}}</td><td>{{pct .Fragmentation}}</td><td>{{.Growths}}</td><td>{{.Moves}}</td><td>{{bytes .BytesMoved}}</td>{{end}}`))
