@@ -106,7 +106,9 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 	var rows []devbenchRow
 	enc := json.NewEncoder(stdout)
 	if !asJSON {
-		fmt.Fprintf(stdout, "adapter: %v\nbatches of %d MiB, median of %d\n\n", info, totalMiB, iters)
+		lim := d.Limits()
+		fmt.Fprintf(stdout, "adapter: %v\nlimits: buffer %d MiB, storage binding %d MiB\nbatches of %d MiB, median of %d\n\n",
+			info, lim.MaxBufferSize>>20, lim.MaxStorageBufferBindingSize>>20, totalMiB, iters)
 	}
 	for _, c := range webgpu.BenchCases(total) {
 		if only != "" && c.Path != only {

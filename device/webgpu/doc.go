@@ -22,9 +22,10 @@
 // buffer of the same submit, so a write first submits what is recorded:
 // operations take effect in call order, as the device package requires.
 //
-// Move runs as compute-shader dispatches over a table of 4 KiB chunks (see
-// plan.go for the plan that keeps a batch's result equal to doing its moves
-// one by one, and move.go for the dispatches), or, where compute cannot run,
+// Move runs as compute-shader dispatches over a table of chunks of up to
+// 64 KiB (see plan.go for the plan that keeps a batch's result equal to
+// doing its moves one by one, and move.go for the dispatches), or, where
+// compute cannot run,
 // as pairs of copies through a scratch buffer: WebGPU forbids a copy whose
 // source and destination are the same buffer. MoveVia picks the path per
 // call. Patch and GenerateMips run as compute shaders, with integer

@@ -222,8 +222,12 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 	case kernelShift:
 		dstUnit = 16
 	}
+	limit := uint64(chunkBytes)
+	if t.half > 0 {
+		limit = min(limit, t.half) // a chunk must fit the window it starts in
+	}
 	for n > 0 {
-		c := min(n, chunkBytes)
+		c := min(n, limit)
 		var sb, db binding
 		var sBase, dBase uint64
 		if srcScratch {
