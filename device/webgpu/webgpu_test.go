@@ -68,3 +68,43 @@ func TestConformanceSmallLimitsCopyPath(t *testing.T) {
 		MaxArrayLayers:              16,
 	}}))
 }
+
+// The raw objects are the ones gpumem uses: a buffer written through the
+// device reads back through the binding's own queue and a mapped copy.
+func TestRawInterop(t *testing.T) {
+	d := openDevice(t, webgpu.Options{})
+	b, err := d.CreateBuffer(device.BufferDesc{Label: "interop", Size: 16, Usage: device.CopySrc | device.CopyDst | device.Vertex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteBuffer(b, 0, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}); err != nil {
+		t.Fatal(err)
+	}
+	wb, err := d.RawBuffer(b)
+	if err != nil || wb == nil {
+		t.Fatalf("RawBuffer: %v", err)
+	}
+	if got := wb.GetSize(); got != 16 {
+		t.Errorf("raw buffer size %d", got)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := d.CreateBuffer(device.BufferDesc{Size: 4, Usage: device.CopyDst})
+	b.Release()
+	if _, err := d.RawBuffer(b); !errors.Is(err, device.ErrReleased) {
+		t.Errorf("RawBuffer after release: %v", err)
+	}
+	tex, err := d.CreateTexture(device.TextureDesc{Format: device.RGBA8Unorm, Width: 4, Height: 4, Layers: 2, Mips: 1, Samples: 1, Usage: device.TextureCopyDst | device.TextureBinding})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := d.RawTexture(tex)
+	if err != nil || wt.GetDepthOrArrayLayers() != 2 {
+		t.Fatalf("RawTexture: %v", err)
+	}
+	if _, err := d.RawTexture(nil); !errors.Is(err, device.ErrInvalidObject) {
+		t.Errorf("RawTexture(nil): %v", err)
+	}
+	_ = other
+}

@@ -1,0 +1,37 @@
+package webgpu
+
+import (
+	"github.com/gpumem/gpumem/device"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// Interop: a renderer binds gpumem's buffers and textures in its own
+// passes, so it needs the binding's objects. Work it records on them must
+// come after the work gpumem has recorded: call Flush first, then submit
+// to Queue. The objects stay owned by gpumem: do not release or destroy
+// them; they are valid until the gpumem object's Release.
+
+// Raw returns the binding's device and queue.
+func (d *Device) Raw() (*wgpu.Device, *wgpu.Queue) { return d.dev, d.queue }
+
+// Flush submits the work recorded so far, so that command buffers the
+// caller submits to the queue afterwards run after it. It is Submit.
+func (d *Device) Flush() error { return d.Submit() }
+
+// RawBuffer returns the binding's buffer behind b, a buffer of d.
+func (d *Device) RawBuffer(b device.Buffer) (*wgpu.Buffer, error) {
+	wb, err := d.buffer(b, "raw buffer", 0)
+	if err != nil {
+		return nil, err
+	}
+	return wb.buf, nil
+}
+
+// RawTexture returns the binding's texture behind t, a texture of d.
+func (d *Device) RawTexture(t device.Texture) (*wgpu.Texture, error) {
+	wt, err := d.texture(t, "raw texture", 0)
+	if err != nil {
+		return nil, err
+	}
+	return wt.tex, nil
+}
