@@ -19,6 +19,12 @@ type Handle struct {
 	gen uint32 // slot generation; 0 never names a live slot
 }
 
+// ID returns a small integer naming the allocation among the arena's live
+// ones: below Options.MaxAllocs, fixed for the allocation's life, and
+// reused by a later allocation once this one is freed. Index side tables
+// with it instead of hashing handles. The zero Handle's ID is 0.
+func (h Handle) ID() uint32 { return h.id }
+
 // Move reports one allocation moved by a sweep or a compaction: its
 // elements now start at To instead of From. Growth moves nothing: offsets
 // survive it, only the buffer changes (see Arena.Buffer).
