@@ -125,8 +125,21 @@ type Device interface {
 
 	// Wait submits what is recorded and blocks until everything submitted
 	// has finished on the GPU. After it returns nil, every object released
-	// before the call has been freed.
+	// before the call has been freed, and Completed reports the last fence.
 	Wait() error
+
+	// Fence submits the work recorded so far, as Submit does, and returns
+	// a fence for it: a number one above the previous Fence's (the first
+	// is 1). Completed reaches the fence once the GPU has finished that
+	// work and everything submitted before it. It does not wait. Per-frame
+	// allocators tag what a frame used with the fence that ends the frame.
+	Fence() (uint64, error)
+
+	// Completed returns the newest fence whose work the GPU has finished;
+	// every lower fence is finished too. It is 0 before the first Fence,
+	// never above the last Fence returned, and never decreases. It does
+	// not block (a GPU backend polls its queue) and does not allocate.
+	Completed() (uint64, error)
 
 	// Release releases every buffer and texture the device still holds,
 	// then the device itself. It is idempotent and never fails; later calls

@@ -19,6 +19,9 @@
 // result of doing every earlier call one at a time, in order. Submit hands
 // recorded work to the GPU; Wait blocks until everything submitted has
 // finished; ReadBuffer and ReadTexture submit and wait by themselves.
+// Fence submits like Submit and numbers the submission; Completed says,
+// without blocking, up to which fence the GPU has finished, so a per-frame
+// allocator reuses memory only once no submitted work can still read it.
 //
 // A call rejected for its arguments or state (every sentinel but
 // [ErrDeviceLost] and, from Submit or Wait, [ErrOutOfMemory]) has had no

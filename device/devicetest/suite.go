@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"GenerateMips", testGenerateMips},
 		{"TextureOrder", testTextureOrder},
 		{"Multisampled", testMultisampled},
+		{"Fences", testFences},
+		{"FenceAfterRelease", testFenceAfterRelease},
 		{"Release", testRelease},
 		{"ForeignAndNil", testForeignAndNil},
 	} {

@@ -23,6 +23,11 @@ type Device struct {
 	textures map[*Texture]struct{}
 	stats    Stats
 
+	// fence is the last fence Fence returned; done the last one Completed
+	// reports. done <= fence. Without Options.HoldCompletion, done follows
+	// fence at once: host work finishes when it is recorded.
+	fence, done uint64
+
 	creates  int    // creations that passed validation, for FailCreateAt
 	failNext int    // creations still to fail, armed by FailNextCreates
 	budget   uint64 // ByteBudget, changed by SetByteBudget; 0 is none
@@ -258,13 +263,37 @@ func (d *Device) Submit() error {
 	return nil
 }
 
-// Wait returns at once: host work finishes when it is recorded.
+// Wait returns at once: host work finishes when it is recorded. It
+// completes every fence, held ones included.
 func (d *Device) Wait() error {
 	if err := d.usable("Wait"); err != nil {
 		return err
 	}
 	d.stats.Waits++
+	d.done = d.fence
 	return nil
+}
+
+// Fence submits as Submit does and returns the next fence. Without
+// Options.HoldCompletion the fence is complete at once.
+func (d *Device) Fence() (uint64, error) {
+	if err := d.Submit(); err != nil {
+		return 0, fmt.Errorf("Fence: %w", err)
+	}
+	d.fence++
+	if !d.opts.HoldCompletion {
+		d.done = d.fence
+	}
+	return d.fence, nil
+}
+
+// Completed returns the newest completed fence: the last one, or with
+// Options.HoldCompletion the last one Complete or Wait let through.
+func (d *Device) Completed() (uint64, error) {
+	if err := d.usable("Completed"); err != nil {
+		return 0, err
+	}
+	return d.done, nil
 }
 
 // Release releases every live buffer and texture, then the device. It is

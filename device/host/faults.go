@@ -21,3 +21,11 @@ func (d *Device) Lose() { d.lost = true }
 
 // Lost reports whether the device is lost.
 func (d *Device) Lost() bool { return d.lost }
+
+// Complete marks every fence up to fence as finished, for a device opened
+// with Options.HoldCompletion: Completed reports min(fence, last fence)
+// from now on, or more. Completion never goes back, so a fence below the
+// one already completed changes nothing.
+func (d *Device) Complete(fence uint64) {
+	d.done = max(d.done, min(fence, d.fence))
+}

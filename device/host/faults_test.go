@@ -338,3 +338,44 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestHoldCompletion(t *testing.T) {
+	d := newDevice(t, host.Options{HoldCompletion: true})
+	completed := func() uint64 {
+		t.Helper()
+		c, err := d.Completed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for want := uint64(1); want <= 3; want++ {
+		if f, err := d.Fence(); err != nil || f != want {
+			t.Fatalf("Fence = %d, %v; want %d", f, err, want)
+		}
+	}
+	if c := completed(); c != 0 {
+		t.Fatalf("Completed = %d with completion held, want 0", c)
+	}
+	d.Complete(2)
+	if c := completed(); c != 2 {
+		t.Fatalf("Completed = %d after Complete(2), want 2", c)
+	}
+	d.Complete(1)  // never goes back
+	d.Complete(99) // never passes the last fence
+	if c := completed(); c != 3 {
+		t.Fatalf("Completed = %d after Complete(99), want 3", c)
+	}
+	if _, err := d.Fence(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if c := completed(); c != 4 {
+		t.Fatalf("Completed = %d after Wait, want 4", c)
+	}
+	if st := d.Stats(); st.Submits != 4 {
+		t.Fatalf("Submits = %d, want 4 (a Fence is a submit)", st.Submits)
+	}
+}

@@ -29,6 +29,12 @@ type Options struct {
 	// Submit calls have returned nil: every later call returns
 	// device.ErrDeviceLost. Only Submit counts, not Wait or reads.
 	LoseAfterSubmits int
+
+	// HoldCompletion, when true, keeps fences from completing until the
+	// test lets them through with Device.Complete, or Wait completes them
+	// all: the host's stand-in for a GPU still reading a frame's memory.
+	// Operations still take effect at once.
+	HoldCompletion bool
 }
 
 // limits returns o.Limits with zero fields defaulted, or an error wrapping

@@ -165,6 +165,8 @@ type Device struct {
 	graveBuffers  []*wgpu.Buffer
 	graveTextures []*wgpu.Texture
 
+	fences fenceState // see fence.go
+
 	kernels *kernels // compute pipelines, built on first use
 	planner planner  // reused by every Move
 	// noCompute: the compute pipelines failed to build; Move copies.
@@ -233,6 +235,7 @@ func New(opts Options) (*Device, error) {
 		MapAlignment:                device.MapAlignment,
 	}
 	d.limits = lower(d.limits, opts.Limits)
+	d.fences.init()
 	return d, nil
 }
 
@@ -369,6 +372,7 @@ func (d *Device) Wait() error {
 		return err
 	}
 	d.dev.Poll(true, nil)
+	d.fences.done = d.fences.last
 	d.bury()
 	return nil
 }
@@ -421,4 +425,5 @@ func (d *Device) Release() {
 	d.dev.Release()
 	d.adapter.Release()
 	d.instance.Release()
+	d.fences.free()
 }
