@@ -1,13 +1,17 @@
 package arena_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/internal/testdevice"
 	"github.com/gpumem/gpumem/trace"
 )
 
@@ -163,4 +167,99 @@ func BenchmarkSweep(b *testing.B) {
 		moves += len(ms)
 	}
 	b.ReportMetric(float64(moves)/float64(b.N), "moves/op")
+}
+
+// BenchmarkSweepThroughput measures a full sweep of a fragmented 512 MiB
+// arena on a device (host, or webgpu with GPUMEM_BENCH_DEVICE=webgpu): the
+// bytes a sweep moves per second, read plus written, from the Sweep call to
+// the device finishing it, against one buffer-to-buffer copy of as many
+// bytes on the same device in the same run (copy-GB/s) and their ratio.
+func BenchmarkSweepThroughput(b *testing.B) {
+	var dev device.Device
+	if os.Getenv("GPUMEM_BENCH_DEVICE") == "webgpu" {
+		dev = testdevice.WebGPU(b, webgpu.Options{})
+	} else {
+		lim := device.DefaultLimits()
+		lim.MaxBufferSize = 1 << 30
+		dev = testdevice.Host(b, host.Options{Limits: lim})
+	}
+	const total = 512 << 20
+	r := rand.New(rand.NewPCG(7, 8))
+	var a *arena.Arena
+	var err error
+	fragment := func() {
+		if a != nil {
+			a.Release()
+		}
+		a, err = arena.New(dev, arena.Options{ElemSize: 16, InitialElems: total / 16, MaxAllocs: 1 << 16})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var hs []arena.Handle
+		for used := uint64(0); ; {
+			n := 1024 + r.Uint32N(15*1024) // 16 KiB to 256 KiB
+			if used+uint64(n)*16 > total {
+				break
+			}
+			h, err := a.Allocate(n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs = append(hs, h)
+			used += uint64(n) * 16
+		}
+		for _, h := range hs {
+			if r.IntN(4) == 0 {
+				a.Free(h)
+			}
+		}
+		if err := dev.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var moved uint64
+	var elapsed time.Duration
+	for i := 0; i < b.N; i++ {
+		fragment()
+		before := a.Stats().BytesMoved
+		t0 := time.Now()
+		if _, err := a.Compact(); err != nil {
+			b.Fatal(err)
+		}
+		if err := dev.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		elapsed += time.Since(t0)
+		moved += a.Stats().BytesMoved - before
+	}
+	a.Release()
+	sweep := 2 * float64(moved) / elapsed.Seconds() / 1e9
+	// The baseline: one copy of the mean bytes moved, between two buffers.
+	n := (moved / uint64(b.N)) &^ 3
+	src, err := dev.CreateBuffer(device.BufferDesc{Size: n, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Release()
+	dst, err := dev.CreateBuffer(device.BufferDesc{Size: n, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dst.Release()
+	var copyTime time.Duration
+	for range 5 {
+		t0 := time.Now()
+		if err := dev.CopyBuffer(src, 0, dst, 0, n); err != nil {
+			b.Fatal(err)
+		}
+		if err := dev.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		copyTime += time.Since(t0)
+	}
+	raw := 2 * float64(5*n) / copyTime.Seconds() / 1e9
+	b.ReportMetric(float64(moved)/float64(b.N)/(1<<20), "MiB-moved/op")
+	b.ReportMetric(sweep, "sweep-GB/s")
+	b.ReportMetric(raw, "copy-GB/s")
+	b.ReportMetric(sweep/raw, "sweep/copy")
 }
