@@ -1,0 +1,138 @@
+package handle
+
+import (
+	"errors"
+	"testing"
+)
+
+// model is the naive allocator the fuzz target checks an Owner against, on
+// one goroutine: the owner's buffered frees and the shared list as plain
+// stacks, and each index's generation.
+type model struct {
+	local, shared []uint32
+	next          uint32
+	gen           map[uint32]uint32
+	live          []Handle
+}
+
+func (m *model) alloc(owner bool) Handle {
+	var i uint32
+	switch {
+	case owner && len(m.local) > 0:
+		i, m.local = m.local[len(m.local)-1], m.local[:len(m.local)-1]
+	case len(m.shared) > 0:
+		i, m.shared = m.shared[len(m.shared)-1], m.shared[:len(m.shared)-1]
+	default:
+		m.next++
+		i = m.next
+	}
+	h := Pack(i, m.gen[i])
+	m.live = append(m.live, h)
+	return h
+}
+
+func (m *model) free(k int) Handle {
+	h := m.live[k]
+	m.live[k] = m.live[len(m.live)-1]
+	m.live = m.live[:len(m.live)-1]
+	m.gen[h.Index()]++
+	if len(m.local) == localCap {
+		m.flush()
+	}
+	m.local = append(m.local, h.Index())
+	return h
+}
+
+func (m *model) flush() {
+	m.shared = append(m.shared, m.local...)
+	m.local = m.local[:0]
+}
+
+// FuzzOwner drives an Owner and a Remote with a stream of operations, one
+// byte each (and a byte of argument for some), checks every answer against
+// the model, and audits the owner after every step.
+func FuzzOwner(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 2, 0, 2, 0, 4, 1, 1, 3, 0})
+	f.Add([]byte{5, 40, 2, 3, 2, 7, 4, 6, 9, 0, 1, 7, 1})
+	f.Add(append([]byte{5, 255, 5, 255}, make([]byte, 300)...))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		o := New()
+		r := o.Remote()
+		m := &model{gen: map[uint32]uint32{}}
+		var stale []Handle
+		arg := func(k *int) int {
+			if *k+1 < len(ops) {
+				*k++
+				return int(ops[*k])
+			}
+			return 0
+		}
+		for k := 0; k < len(ops); k++ {
+			switch ops[k] % 8 {
+			case 0, 1: // owner alloc, remote alloc
+				owner := ops[k]%8 == 0
+				want := m.alloc(owner)
+				var got Handle
+				var err error
+				if owner {
+					got, err = o.Alloc()
+				} else {
+					got, err = r.Alloc()
+				}
+				if err != nil || got != want {
+					t.Fatalf("op %d: alloc (owner %v) = %v, %v, want %v", k, owner, got, err, want)
+				}
+			case 2: // free a live handle, many times in a row at 255
+				for n := 1 + arg(&k); n > 0 && len(m.live) > 0; n-- {
+					h := m.free(n % len(m.live))
+					if err := o.Free(h); err != nil {
+						t.Fatalf("op %d: free %v: %v", k, h, err)
+					}
+					stale = append(stale, h)
+				}
+			case 3: // free a stale or never issued handle
+				h := Pack(m.next+1, 0)
+				if len(stale) > 0 {
+					h = stale[arg(&k)%len(stale)]
+				}
+				if err := o.Free(h); !errors.Is(err, ErrStale) {
+					t.Fatalf("op %d: free stale %v = %v", k, h, err)
+				}
+			case 4:
+				o.Flush()
+				m.flush()
+			case 5, 6: // owner batch, remote batch
+				owner := ops[k]%8 == 5
+				dst := make([]Handle, arg(&k))
+				want := make([]Handle, len(dst))
+				for j := range want {
+					want[j] = m.alloc(owner)
+				}
+				var n int
+				var err error
+				if owner {
+					n, err = o.AllocMany(dst)
+				} else {
+					n, err = r.AllocMany(dst)
+				}
+				if err != nil || n != len(dst) {
+					t.Fatalf("op %d: AllocMany = %d, %v", k, n, err)
+				}
+				for j := range dst {
+					if dst[j] != want[j] {
+						t.Fatalf("op %d: AllocMany (owner %v) = %v, want %v", k, owner, dst, want)
+					}
+				}
+			case 7: // stale handles are not live
+				for _, h := range stale {
+					if o.Live(h) {
+						t.Fatalf("op %d: stale %v live", k, h)
+					}
+				}
+			}
+			if err := audit(o, m.live); err != nil {
+				t.Fatalf("op %d (%d): %v", k, ops[k], err)
+			}
+		}
+	})
+}

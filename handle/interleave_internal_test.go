@@ -1,0 +1,308 @@
+package handle
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// Exhaustive interleaving: a scenario's actors (the owner and remote
+// allocators, one goroutine each) run one at a time, and every call to
+// shared.step (made before each access to shared memory on the pop, fresh
+// and flush paths) is a point where the explorer may switch to another
+// actor. The explorer runs the scenario once per order of those accesses,
+// depth first, replaying a prefix of choices and trying the next
+// alternative at the deepest point that has one, so every interleaving at
+// the granularity of shared accesses is checked.
+
+// scenario builds a fresh owner with no step set, the actors to run and a
+// check of the outcome.
+type scenario func() (o *Owner, actors []func(), check func() error)
+
+// explore runs sc under every interleaving and returns how many it ran.
+func explore(t *testing.T, sc scenario) int {
+	t.Helper()
+	var prefix []int
+	for runs := 1; ; runs++ {
+		if runs > 2_000_000 {
+			t.Fatalf("more than 2,000,000 interleavings: prefix %v", prefix)
+		}
+		o, actors, check := sc()
+		events := make(chan chan struct{})
+		o.sh.step = func() {
+			resume := make(chan struct{})
+			events <- resume
+			<-resume
+		}
+		// Each actor runs to its first step (or its end) before the next
+		// starts.
+		parked := make([]chan struct{}, len(actors))
+		for a, f := range actors {
+			go func() { f(); events <- nil }()
+			parked[a] = <-events
+		}
+		var chosen []int
+		var options [][]int
+		for {
+			var enabled []int
+			for a, p := range parked {
+				if p != nil {
+					enabled = append(enabled, a)
+				}
+			}
+			if len(enabled) == 0 {
+				break
+			}
+			c := enabled[0]
+			if d := len(chosen); d < len(prefix) {
+				c = prefix[d]
+			}
+			chosen = append(chosen, c)
+			options = append(options, enabled)
+			close(parked[c])
+			parked[c] = <-events
+		}
+		o.sh.step = nil
+		if err := check(); err != nil {
+			t.Fatalf("schedule %v: %v", chosen, err)
+		}
+		// Backtrack: the deepest choice with an untried alternative.
+		prefix = nil
+		for d := len(chosen) - 1; d >= 0 && prefix == nil; d-- {
+			k := slices.Index(options[d], chosen[d])
+			if k+1 < len(options[d]) {
+				prefix = append(slices.Clone(chosen[:d]), options[d][k+1])
+			}
+		}
+		if prefix == nil {
+			return runs
+		}
+	}
+}
+
+// audit checks that every issued index is in exactly one place: live (one
+// of live), buffered in the owner, or on the shared list; that the live
+// handles are live; and that Stats agrees.
+func audit(o *Owner, live []Handle) error {
+	issued := o.sh.issued()
+	where := make([]string, issued+1)
+	put := func(i uint32, place string) error {
+		if i == 0 || uint64(i) > issued {
+			return fmt.Errorf("%s holds index %d, issued %d", place, i, issued)
+		}
+		if where[i] != "" {
+			return fmt.Errorf("index %d both %s and %s", i, where[i], place)
+		}
+		where[i] = place
+		return nil
+	}
+	for _, h := range live {
+		if !o.Live(h) {
+			return fmt.Errorf("%v not live", h)
+		}
+		if err := put(h.Index(), "live"); err != nil {
+			return err
+		}
+	}
+	for _, i := range o.local[:o.n] {
+		if err := put(i, "buffered"); err != nil {
+			return err
+		}
+	}
+	n := uint32(o.sh.word.Load() & lenMask)
+	for p := range n {
+		if err := put(o.sh.list.load(p), "shared"); err != nil {
+			return err
+		}
+	}
+	for i := uint64(1); i <= issued; i++ {
+		if where[i] == "" {
+			return fmt.Errorf("index %d lost", i)
+		}
+	}
+	if st := o.Stats(); st.Live != uint64(len(live)) || st.Retired != 0 {
+		return fmt.Errorf("stats %+v with %d live", st, len(live))
+	}
+	return nil
+}
+
+// setup returns an owner that has issued n indices and freed those in
+// shared (flushed) and then those in buffered, with the live rest.
+func setup(n int, shared, buffered []int) (*Owner, []Handle) {
+	o := New()
+	hs := make([]Handle, n+1)
+	for i := 1; i <= n; i++ {
+		hs[i], _ = o.Alloc()
+	}
+	for _, i := range shared {
+		o.Free(hs[i])
+		hs[i] = 0
+	}
+	o.Flush()
+	for _, i := range buffered {
+		o.Free(hs[i])
+		hs[i] = 0
+	}
+	var live []Handle
+	for _, h := range hs {
+		if h != 0 {
+			live = append(live, h)
+		}
+	}
+	return o, live
+}
+
+func TestInterleavings(t *testing.T) {
+	// collect returns an actor's result slots and the check that gathers
+	// them with the live handles before.
+	type result struct {
+		hs  []Handle
+		err error
+	}
+	finish := func(o *Owner, before []Handle, rs []*result, freed ...Handle) func() error {
+		return func() error {
+			live := slices.Clone(before)
+			for _, r := range rs {
+				if r.err != nil {
+					return r.err
+				}
+				live = append(live, r.hs...)
+			}
+			live = slices.DeleteFunc(live, func(h Handle) bool { return slices.Contains(freed, h) })
+			return audit(o, live)
+		}
+	}
+	alloc := func(r Remote, res *result) func() {
+		return func() {
+			h, err := r.Alloc()
+			res.hs, res.err = []Handle{h}, err
+		}
+	}
+	allocMany := func(n int, f func([]Handle) (int, error), res *result) func() {
+		return func() {
+			res.hs = make([]Handle, n)
+			_, res.err = f(res.hs)
+		}
+	}
+	cases := []struct {
+		name  string
+		sc    scenario
+		large bool // skipped with -short: about 80,000 interleavings
+	}{
+		// The owner pops index 2, frees 3 and flushes it into the slot 2
+		// came from: the list's length is back where the remote read it.
+		// Only the version tells the remote its swap is late (ABA).
+		{"owner pop, free, flush vs remote pop", func() (*Owner, []func(), func() error) {
+			o, live := setup(3, []int{1, 2}, nil)
+			var a, b result
+			owner := func() {
+				h, err := o.Alloc()
+				a.hs, a.err = []Handle{h}, err
+				if err == nil {
+					a.err = o.Free(live[0])
+				}
+				o.Flush()
+			}
+			return o, []func(){owner, alloc(o.Remote(), &b)},
+				finish(o, live, []*result{&a, &b}, live[0])
+		}, false},
+		// A flush races two pops: its swap fails and it slides its index
+		// down.
+		{"flush vs two remote pops", func() (*Owner, []func(), func() error) {
+			o, live := setup(4, []int{1, 2}, []int{3})
+			var b, c result
+			return o, []func(){o.Flush, alloc(o.Remote(), &b), alloc(o.Remote(), &c)},
+				finish(o, live, []*result{&b, &c})
+		}, true},
+		// A flush of two races a batch pop of two.
+		{"flush vs remote batch", func() (*Owner, []func(), func() error) {
+			o, live := setup(5, []int{1, 2}, []int{3, 4})
+			var b result
+			return o, []func(){o.Flush, allocMany(2, o.Remote().AllocMany, &b)},
+				finish(o, live, []*result{&b})
+		}, false},
+		// The owner's batch pop races a remote pop over three entries, one
+		// short of both: someone takes a fresh index.
+		{"owner batch vs remote pop", func() (*Owner, []func(), func() error) {
+			o, live := setup(4, []int{1, 2}, nil)
+			var a, b result
+			return o, []func(){allocMany(2, o.AllocMany, &a), alloc(o.Remote(), &b)},
+				finish(o, live, []*result{&a, &b})
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.large && testing.Short() {
+				t.Skip("large; run without -short")
+			}
+			n := explore(t, tc.sc)
+			t.Logf("%d interleavings", n)
+		})
+	}
+}
+
+// TestRetire spends an index's generations: its last free retires it, and
+// the index is never issued again.
+func TestRetire(t *testing.T) {
+	o := New()
+	h, _ := o.Alloc()
+	o.sh.gens.set(h.Index(), retired-1) // as if freed 2^32-2 times
+	h = Pack(h.Index(), retired-1)
+	if !o.Live(h) {
+		t.Fatal("not live at its last generation")
+	}
+	if err := o.Free(h); err != nil {
+		t.Fatal(err)
+	}
+	if o.Live(h) || o.Live(Pack(h.Index(), retired)) || o.Free(Pack(h.Index(), retired)) == nil {
+		t.Fatal("retired index live")
+	}
+	o.Flush()
+	next, _ := o.Alloc()
+	if next.Index() == h.Index() {
+		t.Fatalf("retired index reissued: %v", next)
+	}
+	if st := o.Stats(); st.Retired != 1 || st.Live != 1 || st.Issued != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	for _, c := range []struct{ i, chunk, off uint32 }{
+		{0, 0, 0}, {1023, 0, 1023}, {1024, 1, 0}, {2047, 1, 1023}, {2048, 2, 0},
+		{4095, 2, 2047}, {1 << 31, 22, 0}, {1<<32 - 1, 22, 1<<31 - 1},
+	} {
+		k, off := locate(c.i)
+		if k != c.chunk || off != c.off || int(off) >= chunkLen(k) {
+			t.Errorf("locate(%d) = %d, %d, want %d, %d", c.i, k, off, c.chunk, c.off)
+		}
+	}
+	total := 0
+	for k := range uint32(numChunks) {
+		total += chunkLen(k)
+	}
+	if total != 1<<32 {
+		t.Errorf("chunks hold %d, want 2^32", total)
+	}
+}
+
+// TestExhausted issues the last indices.
+func TestExhausted(t *testing.T) {
+	o := New()
+	o.sh.next.Store(maxIndex - 1)
+	dst := make([]Handle, 3)
+	n, err := o.Remote().AllocMany(dst)
+	if n != 2 || err == nil || dst[1].Index() != maxIndex {
+		t.Fatalf("AllocMany at the end = %d, %v, %v", n, err, dst)
+	}
+	if _, err := o.Alloc(); err == nil {
+		t.Fatal("Alloc past the end succeeded")
+	}
+	if !o.Live(dst[0]) || !o.Live(dst[1]) {
+		t.Fatal("last indices not live")
+	}
+	// (Freeing them would make the generation table's last chunk: 8 GiB.)
+	if st := o.Stats(); st.Issued != maxIndex {
+		t.Fatalf("stats %+v", st)
+	}
+}
