@@ -1,0 +1,396 @@
+package mesh
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+)
+
+// Mesh is the data of one mesh as Add and Modify take it. The allocator
+// keeps a reference to the slices until the Flush that uploads them: do not
+// change them before.
+type Mesh struct {
+	// VertexStride is the size of one vertex in bytes. It may be 0 only
+	// when Vertices is empty.
+	VertexStride uint32
+	// Vertices is the vertex array: a whole number of vertices. Empty is
+	// valid: the mesh has no vertex range.
+	Vertices []byte
+	// IndexFormat is the width of one index; ignored when Indices is
+	// empty.
+	IndexFormat IndexFormat
+	// Indices is the index array: a whole number of indices. Empty is
+	// valid: the mesh has no index range.
+	Indices []byte
+}
+
+// Handle names one mesh of an Allocator for its whole life. Handles are
+// comparable: use them as map keys. The zero Handle names nothing.
+type Handle struct {
+	idx uint32 // index into Allocator.recs
+	gen uint32 // record generation; 0 never names a live record
+}
+
+// Slice is where one of a mesh's arrays lives: a buffer and a range of
+// elements (vertices or indices) in it, [Start, End). Draw with base vertex
+// (or first index) Start. A mesh without that array has the zero Slice: a
+// nil Buffer.
+type Slice struct {
+	Buffer     device.Buffer
+	Start, End uint32
+}
+
+// Len returns the number of elements in the slice.
+func (s Slice) Len() uint32 { return s.End - s.Start }
+
+// part is where one array of a mesh lives, or is to live.
+type part struct {
+	layout Layout
+	elems  uint32 // 0: no array
+	// Placement: in a shared slab (slab != nil), in a buffer of its own
+	// (own != nil), or nowhere yet (both nil, elems > 0: staged).
+	slab *slab
+	h    arena.Handle
+	own  device.Buffer
+}
+
+func (p *part) placed() bool { return p.slab != nil || p.own != nil }
+
+// record is the allocator's state of one mesh, indexed by Handle.idx.
+type record struct {
+	gen      uint32
+	live     bool
+	resident bool // both parts placed and uploaded at least once
+	pending  bool // data staged for the next Flush
+	parts    [2]part
+	data     [2][]byte // staged arrays, by Kind
+	moved    uint64    // moveEpoch when last listed in Allocator.moved
+}
+
+// slab is one shared buffer of one layout: an arena in slots.
+type slab struct {
+	layout Layout
+	ar     *arena.Arena
+	owners map[arena.Handle]uint32 // arena allocation -> record index
+}
+
+// Allocator packs the vertex and index arrays of many meshes into shared
+// slabs, one set of slabs per element layout. See doc.go.
+//
+// An Allocator is not safe for concurrent use.
+type Allocator struct {
+	dev      device.Device
+	set      Settings
+	recs     []record
+	free     []uint32 // dead record indices, reused LIFO
+	live     int
+	pending  []Handle
+	slabs    []*slab
+	byLayout map[Layout][]*slab
+	own      int    // live buffers of their own
+	ownBytes uint64 // their bytes
+
+	// Per-Flush scratch, reused.
+	groups  map[Layout][]piece
+	order   []Layout
+	placed  []piece
+	scratch []piece
+
+	moved     []Handle // since the last Moved call
+	movedOut  []Handle // Moved's result
+	moveEpoch uint64
+	sweepNext int
+
+	stats    Stats
+	released bool
+}
+
+// New creates an allocator on dev with settings s. It creates no buffer:
+// slabs are created by Flush as data needs them. It returns
+// ErrInvalidSettings for settings that cannot work.
+func New(dev device.Device, s Settings) (*Allocator, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("%w: nil device", ErrInvalidSettings)
+	}
+	set, err := s.resolve(dev.Limits())
+	if err != nil {
+		return nil, err
+	}
+	return &Allocator{
+		dev:       dev,
+		set:       set,
+		byLayout:  map[Layout][]*slab{},
+		groups:    map[Layout][]piece{},
+		moveEpoch: 1,
+	}, nil
+}
+
+// Settings returns the allocator's settings, defaults filled in and sizes
+// clamped to the device.
+func (a *Allocator) Settings() Settings { return a.set }
+
+// Len returns the number of live meshes. O(1).
+func (a *Allocator) Len() int { return a.live }
+
+// parse checks m and returns its two parts, unplaced.
+func (a *Allocator) parse(m Mesh) ([2]part, error) {
+	var ps [2]part
+	if len(m.Vertices) > 0 {
+		if m.VertexStride == 0 || uint64(len(m.Vertices))%uint64(m.VertexStride) != 0 {
+			return ps, fmt.Errorf("%w: %d vertex bytes with stride %d", ErrInvalidMesh, len(m.Vertices), m.VertexStride)
+		}
+		ps[Vertices] = part{layout: VertexLayout(m.VertexStride)}
+		if err := a.count(&ps[Vertices], len(m.Vertices)); err != nil {
+			return ps, err
+		}
+	}
+	if len(m.Indices) > 0 {
+		if m.IndexFormat != Uint16 && m.IndexFormat != Uint32 {
+			return ps, fmt.Errorf("%w: index format %v", ErrInvalidMesh, m.IndexFormat)
+		}
+		if len(m.Indices)%int(m.IndexFormat) != 0 {
+			return ps, fmt.Errorf("%w: %d index bytes of %v", ErrInvalidMesh, len(m.Indices), m.IndexFormat)
+		}
+		ps[Indices] = part{layout: IndexLayout(m.IndexFormat)}
+		if err := a.count(&ps[Indices], len(m.Indices)); err != nil {
+			return ps, err
+		}
+	}
+	return ps, nil
+}
+
+// count sets p's element count from n bytes, checking that the array fits
+// in one buffer of the device.
+func (a *Allocator) count(p *part, n int) error {
+	elems := uint64(n) / uint64(p.layout.ElemBytes)
+	if elems > 1<<32-1 {
+		return fmt.Errorf("%w: %d %v, more than 2^32-1", ErrInvalidMesh, elems, p.layout)
+	}
+	p.elems = uint32(elems)
+	if b := a.bytes(p); b > a.dev.Limits().MaxBufferSize {
+		return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
+			ErrInvalidMesh, p.layout, b, a.dev.Limits().MaxBufferSize, device.ErrTooLarge)
+	}
+	return nil
+}
+
+// bytes returns the bytes p's array takes placed: whole slots.
+func (a *Allocator) bytes(p *part) uint64 {
+	return uint64(p.layout.Slots(p.elems)) * uint64(p.layout.SlotBytes())
+}
+
+// Add stages mesh m and returns its handle. Nothing is placed or uploaded
+// until the next Flush; until then Slices returns ErrNotResident. Errors:
+// ErrInvalidMesh. O(1); it allocates only to grow its tables.
+func (a *Allocator) Add(m Mesh) (Handle, error) {
+	if a.released {
+		return Handle{}, ErrReleased
+	}
+	ps, err := a.parse(m)
+	if err != nil {
+		return Handle{}, err
+	}
+	var idx uint32
+	if n := len(a.free); n > 0 {
+		idx = a.free[n-1]
+		a.free = a.free[:n-1]
+	} else {
+		idx = uint32(len(a.recs))
+		a.recs = append(a.recs, record{})
+	}
+	r := &a.recs[idx]
+	r.gen++
+	if r.gen == 0 {
+		r.gen = 1
+	}
+	r.live, r.resident = true, false
+	r.parts = ps
+	r.data = [2][]byte{m.Vertices, m.Indices}
+	h := Handle{idx: idx, gen: r.gen}
+	a.stage(r, h)
+	a.live++
+	return h, nil
+}
+
+// stage queues r for the next Flush.
+func (a *Allocator) stage(r *record, h Handle) {
+	if !r.pending {
+		r.pending = true
+		a.pending = append(a.pending, h)
+	}
+}
+
+// record returns the live record h names.
+func (a *Allocator) record(h Handle) (*record, error) {
+	if a.released {
+		return nil, ErrReleased
+	}
+	if h.gen == 0 || h.idx >= uint32(len(a.recs)) || a.recs[h.idx].gen != h.gen || !a.recs[h.idx].live {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
+	}
+	return &a.recs[h.idx], nil
+}
+
+// Modify stages new data for the mesh h names. An array whose layout and
+// element count are unchanged keeps its range and is rewritten in place at
+// the next Flush: the mesh stays resident, its slices unchanged, and draws
+// before that Flush see the old data. An array whose size or layout
+// changed gives its range back now and gets a new one at the next Flush;
+// the mesh is not resident until then. Errors: ErrInvalidHandle,
+// ErrInvalidMesh (the mesh is left as it was). O(1).
+func (a *Allocator) Modify(h Handle, m Mesh) error {
+	r, err := a.record(h)
+	if err != nil {
+		return err
+	}
+	ps, err := a.parse(m)
+	if err != nil {
+		return err
+	}
+	for k := range r.parts {
+		old := &r.parts[k]
+		if old.layout == ps[k].layout && old.elems == ps[k].elems {
+			continue // same shape: keep the place, rewrite in place
+		}
+		a.unplace(h.idx, old)
+		r.parts[k] = ps[k]
+		r.resident = false
+	}
+	r.data = [2][]byte{m.Vertices, m.Indices}
+	a.stage(r, h)
+	return nil
+}
+
+// unplace gives p's range or buffer back. A slab left empty is released
+// at the next Flush.
+func (a *Allocator) unplace(idx uint32, p *part) {
+	switch {
+	case p.slab != nil:
+		delete(p.slab.owners, p.h)
+		if err := p.slab.ar.Free(p.h); err != nil {
+			panic(fmt.Sprintf("mesh: free of a placed range failed: %v", err)) // bookkeeping broken: a bug
+		}
+	case p.own != nil:
+		a.ownBytes -= p.own.Size()
+		p.own.Release()
+		a.own--
+	}
+	p.slab, p.h, p.own = nil, arena.Handle{}, nil
+}
+
+// Remove gives the mesh's ranges back and ends its handle. Draws already
+// recorded keep reading the old bytes until their work is done; the ranges
+// may be reused by the next Flush. Errors: ErrInvalidHandle. O(1).
+func (a *Allocator) Remove(h Handle) error {
+	r, err := a.record(h)
+	if err != nil {
+		return err
+	}
+	for k := range r.parts {
+		a.unplace(h.idx, &r.parts[k])
+	}
+	gen := r.gen + 1
+	if gen == 0 {
+		gen = 1
+	}
+	*r = record{gen: gen} // a pending entry of h is skipped by its generation
+	a.free = append(a.free, h.idx)
+	a.live--
+	return nil
+}
+
+// Resident reports whether h's data is uploaded: Slices would succeed.
+// O(1).
+func (a *Allocator) Resident(h Handle) bool {
+	r, err := a.record(h)
+	return err == nil && r.resident
+}
+
+// Slices returns where the mesh's vertex and index arrays are now. A mesh
+// without one of them gets the zero Slice for it. Errors: ErrInvalidHandle,
+// ErrNotResident before the Flush that uploads the mesh's data. The
+// slices stay right until the next Flush, Sweep, Modify of the mesh or
+// Release: growth replaces a slab's buffer, and sweeps move ranges
+// (Moved lists them). O(1); it does not allocate.
+func (a *Allocator) Slices(h Handle) (vertex, index Slice, err error) {
+	r, err := a.record(h)
+	if err != nil {
+		return Slice{}, Slice{}, err
+	}
+	if !r.resident {
+		return Slice{}, Slice{}, fmt.Errorf("%w: %v", ErrNotResident, h)
+	}
+	return a.slice(&r.parts[Vertices]), a.slice(&r.parts[Indices]), nil
+}
+
+func (a *Allocator) slice(p *part) Slice {
+	switch {
+	case p.slab != nil:
+		off, err := p.slab.ar.Offset(p.h)
+		if err != nil {
+			panic(fmt.Sprintf("mesh: placed range not in its slab: %v", err)) // a bug
+		}
+		start := off * p.layout.ElemsPerSlot()
+		return Slice{Buffer: p.slab.ar.Buffer(), Start: start, End: start + p.elems}
+	case p.own != nil:
+		return Slice{Buffer: p.own, End: p.elems}
+	}
+	return Slice{}
+}
+
+// Moved returns the live meshes whose vertex or index range moved (by a
+// sweep, or a compaction in Flush) since the previous call, each once, so
+// draw data can be rebuilt. The slice is the allocator's, valid until the
+// next call. Growth moves no range (it replaces a slab's buffer: see
+// Slices). O(meshes moved).
+func (a *Allocator) Moved() []Handle {
+	a.movedOut = a.movedOut[:0]
+	for _, h := range a.moved {
+		if _, err := a.record(h); err == nil {
+			a.movedOut = append(a.movedOut, h)
+		}
+	}
+	a.moved = a.moved[:0]
+	a.moveEpoch++
+	return a.movedOut
+}
+
+// onMove is a slab's arena.Options.OnMove.
+func (a *Allocator) onMove(s *slab, m arena.Move) {
+	idx, ok := s.owners[m.Handle]
+	if !ok {
+		return
+	}
+	r := &a.recs[idx]
+	h := Handle{idx: idx, gen: r.gen}
+	a.stats.MeshesMoved++
+	if r.moved != a.moveEpoch {
+		r.moved = a.moveEpoch
+		a.moved = append(a.moved, h)
+	}
+	if a.set.OnMove != nil {
+		a.set.OnMove(h)
+	}
+}
+
+// Release releases every slab and buffer, once the device is done with
+// them. Handles die with it. Idempotent and nil-safe; later calls return
+// ErrReleased.
+func (a *Allocator) Release() {
+	if a == nil || a.released {
+		return
+	}
+	a.released = true
+	for _, s := range a.slabs {
+		s.ar.Release()
+	}
+	for i := range a.recs {
+		for k := range a.recs[i].parts {
+			if p := &a.recs[i].parts[k]; p.own != nil {
+				p.own.Release()
+			}
+		}
+	}
+	a.slabs, a.byLayout, a.recs, a.pending = nil, nil, nil, nil
+}

@@ -1,0 +1,96 @@
+package mesh
+
+import "fmt"
+
+// check verifies the allocator's bookkeeping against its slabs: every
+// placed array is owned by its record in its slab's owner map, of its
+// size; the maps, the arenas' counts and the slab lists agree; resident
+// meshes are placed whole; free records are dead. O(meshes + slabs). Tests
+// run it after every operation (export_test.go); it reads no device memory.
+func (a *Allocator) check() error {
+	if a.released {
+		return nil
+	}
+	dead := map[uint32]bool{}
+	for _, i := range a.free {
+		if dead[i] || a.recs[i].live {
+			return fmt.Errorf("free record %d listed twice or live", i)
+		}
+		dead[i] = true
+	}
+	inSlabs := map[*slab]bool{}
+	for _, s := range a.slabs {
+		inSlabs[s] = true
+	}
+	n := 0
+	for l, list := range a.byLayout {
+		for _, s := range list {
+			if !inSlabs[s] || s.layout != l {
+				return fmt.Errorf("slab of %v listed under %v or not alive", s.layout, l)
+			}
+			n++
+		}
+	}
+	if n != len(a.slabs) {
+		return fmt.Errorf("%d slabs by layout, %d alive", n, len(a.slabs))
+	}
+	owned := map[*slab]int{}
+	live, own := 0, 0
+	var ownBytes uint64
+	for i := range a.recs {
+		r := &a.recs[i]
+		if !r.live {
+			if r.parts != [2]part{} {
+				return fmt.Errorf("dead record %d holds arrays", i)
+			}
+			continue
+		}
+		live++
+		if !r.pending && !r.resident {
+			return fmt.Errorf("mesh %d neither staged nor resident", i)
+		}
+		for k := range r.parts {
+			p := &r.parts[k]
+			if p.elems == 0 && p.placed() {
+				return fmt.Errorf("mesh %d: empty %v array placed", i, Kind(k))
+			}
+			if r.resident && p.elems > 0 && !p.placed() {
+				return fmt.Errorf("mesh %d resident, its %v array not placed", i, Kind(k))
+			}
+			if p.elems > 0 && p.layout.Kind != Kind(k) {
+				return fmt.Errorf("mesh %d: %v array of layout %v", i, Kind(k), p.layout)
+			}
+			switch {
+			case p.slab != nil && p.own != nil:
+				return fmt.Errorf("mesh %d: %v array in a slab and a buffer of its own", i, Kind(k))
+			case p.slab != nil:
+				if !inSlabs[p.slab] || p.slab.layout != p.layout {
+					return fmt.Errorf("mesh %d: %v array in a dead or foreign slab", i, Kind(k))
+				}
+				if idx, ok := p.slab.owners[p.h]; !ok || idx != uint32(i) {
+					return fmt.Errorf("mesh %d: %v range not owned by it (%d, %v)", i, Kind(k), idx, ok)
+				}
+				slots, err := p.slab.ar.Elems(p.h)
+				if err != nil || slots != p.layout.Slots(p.elems) {
+					return fmt.Errorf("mesh %d: %v range of %d slots, want %d (%v)", i, Kind(k), slots, p.layout.Slots(p.elems), err)
+				}
+				owned[p.slab]++
+			case p.own != nil:
+				if p.own.Size() != a.bytes(p) {
+					return fmt.Errorf("mesh %d: own buffer of %d bytes, want %d", i, p.own.Size(), a.bytes(p))
+				}
+				own++
+				ownBytes += p.own.Size()
+			}
+		}
+	}
+	if live != a.live || own != a.own || ownBytes != a.ownBytes {
+		return fmt.Errorf("counts: %d live (want %d), %d own buffers (%d), %d own bytes (%d)", live, a.live, own, a.own, ownBytes, a.ownBytes)
+	}
+	for _, s := range a.slabs {
+		if st := s.ar.Stats(); owned[s] != len(s.owners) || st.Allocations != len(s.owners) {
+			return fmt.Errorf("slab of %v: %d arrays placed, %d owners, %d allocations", s.layout, owned[s], len(s.owners), st.Allocations)
+		}
+	}
+	return nil
+}

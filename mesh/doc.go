@@ -1,0 +1,78 @@
+// Package mesh packs the vertex and index arrays of many meshes into a few
+// shared device buffers, slabs, so a renderer draws them back to back
+// without rebinding, and keeps them packed as meshes come, change and go.
+//
+// # Basics
+//
+// An Allocator keeps slabs per element Layout: vertices of one stride, or
+// uint16 or uint32 indices. Each slab is an arena (package arena) whose
+// elements are slots: one or more whole elements making a multiple of 4
+// bytes (see Layout), so every range starts and ends where device copies
+// may. Ranges are reported in elements: a Slice is a buffer and
+// [Start, End) in vertices or indices, to draw with base vertex (or first
+// index) Start.
+//
+// The frame loop:
+//
+//	h, _ := a.Add(m)        // staged: nothing placed, not resident
+//	_ = a.Modify(h, m2)     // same sizes: rewritten in place; else re-placed
+//	_ = a.Remove(other)     // ranges given back now
+//	_ = a.Flush()           // place, grow each slab at most once, upload
+//	_ = a.Sweep(budget)     // optional: bounded compaction
+//	for _, h := range a.Moved() { ... rebuild draw data of h ... }
+//	v, i, _ := a.Slices(h)  // draw
+//
+// Flush (see flush.go) reserves room for each slab's share of the frame in
+// one arena allocation, so a slab grows at most once a frame: one new
+// buffer, one copy of the used part. Arrays at or above
+// Settings.LargeThresholdBytes, and with Settings.NoBaseVertex every vertex
+// array, get a buffer of their own. A slab left empty is released at the
+// next Flush. Slabs start at Settings.MinSlabBytes and grow by
+// Settings.GrowthFactor up to Settings.MaxSlabBytes (clamped to the
+// device's largest buffer); a full slab leaves new arrays to a new slab.
+//
+// Slabs compact: Sweep moves a bounded number of ranges per call over the
+// slabs whose free space is in pieces, Compact packs them all, and a Flush
+// may compact a slab to make room. Every range moved is reported, with its
+// mesh's handle, to Settings.OnMove and in Moved.
+//
+// # Invariants
+//
+//   - A resident mesh's arrays are, byte for byte, where Slices says: as
+//     given to the last Add or Modify before the last successful Flush,
+//     whatever growth, sweep or compaction happened since. The padding of
+//     a range's last slot is zeros.
+//   - Ranges of live meshes never overlap; a slab holds arrays of one
+//     layout only; a mesh with an empty array has no range for it (the
+//     zero Slice).
+//   - A mesh is resident from the Flush after its Add until Remove, except
+//     after a Modify that changed an array's size or layout, until the
+//     next Flush. A Modify of the same sizes keeps its ranges and stays
+//     resident (draws see the old data until the Flush).
+//   - Each slab grows at most once per Flush. A failed Flush places
+//     nothing, leaves staged meshes staged and resident meshes' data
+//     intact; it can be retried.
+//
+// # Costs
+//
+// Add, Modify, Remove, Resident and Slices are O(1) (Slices does not
+// allocate; Add allocates only to grow its tables). Flush is O(n log n) for
+// n arrays staged, plus the bytes uploaded and copied by growth. Sweep is
+// O(slabs + budget). Stats is O(slabs).
+//
+// # Lifetimes
+//
+// Add and Modify keep a reference to the mesh's byte slices until the
+// Flush that uploads them: do not change them before. A Slice's Buffer is
+// valid until the next Flush, Sweep, Compact or Release: growth replaces a
+// slab's buffer (compare Buffer, or watch Stats().Growths) and sweeps move
+// ranges (Moved). Buffers are released once the device is done with the
+// work recorded on them, so draws already recorded stay right. Handles die
+// with Remove and Release; a stale handle is reported, never reused by
+// mistake (handles carry a generation).
+//
+// # Caveats
+//
+// A device error other than a refused buffer (a lost device) leaves the
+// contents unspecified. An Allocator is not safe for concurrent use.
+package mesh

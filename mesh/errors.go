@@ -1,0 +1,35 @@
+package mesh
+
+import "errors"
+
+// Errors returned by an Allocator; each comes wrapped with context. Errors
+// of the slabs' arenas (arena.ErrFull, arena.ErrTooManyAllocations) and of
+// the device (device.ErrOutOfMemory, device.ErrTooLarge,
+// device.ErrDeviceLost, ...) come wrapped as they are, so callers test for
+// them with errors.Is too.
+var (
+	// ErrInvalidSettings is returned by New for settings that cannot work:
+	// a growth factor not above 1, a minimum slab size above the maximum, a
+	// negative or unknown value.
+	ErrInvalidSettings = errors.New("mesh: invalid settings")
+
+	// ErrInvalidMesh is returned by Add and Modify for mesh data the
+	// allocator cannot hold: vertex bytes that are not a whole number of
+	// vertices (or a zero stride with vertex bytes), index bytes that are
+	// not a whole number of indices, an index format other than Uint16 or
+	// Uint32, more than 2^32-1 elements, or one array larger than the
+	// device's largest buffer.
+	ErrInvalidMesh = errors.New("mesh: invalid mesh data")
+
+	// ErrInvalidHandle is returned for a Handle that is not live in this
+	// allocator: the zero Handle, or one removed already.
+	ErrInvalidHandle = errors.New("mesh: invalid handle")
+
+	// ErrNotResident is returned by Slices for a mesh whose data is staged
+	// but not yet uploaded: added, or modified with new sizes, since the
+	// last successful Flush.
+	ErrNotResident = errors.New("mesh: not resident")
+
+	// ErrReleased is returned by every method after Release.
+	ErrReleased = errors.New("mesh: released")
+)

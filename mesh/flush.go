@@ -1,0 +1,329 @@
+package mesh
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/offset"
+)
+
+// Flush places and uploads a frame's staged arrays. It runs in three
+// steps, so that each slab grows at most once a frame:
+//
+//  1. Sort. Every staged array that is not placed yet (added, or modified
+//     to a new size) is either dedicated — at or above the large
+//     threshold, too large for a slab, or a vertex array in NoBaseVertex
+//     mode: it gets a buffer of its own now — or joins its layout's group.
+//
+//  2. Place, layout by layout, largest array first. For each slab of the
+//     layout, in order, take the arrays that still fit under the slab's
+//     maximum (first fit, decreasing), and reserve room for all of them at
+//     once: one arena allocation of the sum of their sizes, each rounded
+//     up to its offset-allocator bin, freed at once. If the arena had to
+//     grow for it, that was the slab's one growth this frame: one new
+//     buffer and one copy of the used part. The freed reservation is one
+//     free region of at least that sum, so every array of the batch is
+//     then allocated without a refusal: a request looks for a region in
+//     its rounded-up bin or above, and a region of at least that size is
+//     filed there. Arrays no slab takes go to new slabs, each sized for
+//     what it takes (at least the minimum slab size).
+//
+//  3. Upload every staged array, placed now or before (a modification
+//     of the same size is rewritten in place), and mark its mesh
+//     resident. Slabs left empty are released.
+//
+// A failure at any step (the device refuses a buffer) gives back every
+// place this call made, so the staged meshes stay staged and not resident,
+// and resident meshes keep their data and ranges (a compaction on the
+// way may have moved some: Moved lists them). The next Flush tries again.
+
+// piece is one staged array waiting for a place.
+type piece struct {
+	idx   uint32 // record
+	kind  Kind
+	slots uint32
+	need  uint32 // slots rounded up to their offset bin
+}
+
+// Flush places every staged array, growing each slab at most once, and
+// uploads the staged data; see above. Call it once a frame, before drawing.
+// Errors come from the device (device.ErrOutOfMemory, ...) or a full slab
+// (arena.ErrTooManyAllocations); after one, nothing staged is placed and
+// the call can be repeated. O(staged arrays · log) plus the bytes uploaded
+// and copied; it allocates only to grow its scratch tables, new slabs'
+// tables, and new buffers.
+func (a *Allocator) Flush() error {
+	if a.released {
+		return ErrReleased
+	}
+	if err := a.flush(); err != nil {
+		a.rollback()
+		return err
+	}
+	for _, h := range a.pending {
+		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
+			r.pending, r.resident = false, true
+			r.data = [2][]byte{}
+		}
+	}
+	a.pending = a.pending[:0]
+	a.releaseEmpty()
+	a.stats.Flushes++
+	return nil
+}
+
+func (a *Allocator) flush() error {
+	a.placed = a.placed[:0]
+	for l, g := range a.groups {
+		a.groups[l] = g[:0]
+	}
+	a.order = a.order[:0]
+	for _, h := range a.pending {
+		r := &a.recs[h.idx]
+		if !r.live || r.gen != h.gen {
+			continue // removed, perhaps its record reused
+		}
+		for k := range r.parts {
+			p := &r.parts[k]
+			if p.elems == 0 || p.placed() {
+				continue
+			}
+			pc := piece{idx: h.idx, kind: Kind(k), slots: p.layout.Slots(p.elems)}
+			if a.dedicated(p, &pc) {
+				if err := a.placeOwn(p, pc); err != nil {
+					return err
+				}
+				continue
+			}
+			g := a.groups[p.layout]
+			if len(g) == 0 {
+				a.order = append(a.order, p.layout)
+			}
+			a.groups[p.layout] = append(g, pc)
+		}
+	}
+	for _, l := range a.order {
+		if err := a.placeGroup(l, a.groups[l]); err != nil {
+			return err
+		}
+	}
+	for _, h := range a.pending {
+		r := &a.recs[h.idx]
+		if !r.live || r.gen != h.gen {
+			continue
+		}
+		for k := range r.parts {
+			if p := &r.parts[k]; p.elems > 0 {
+				if err := a.upload(p, r.data[k]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dedicated reports whether p gets a buffer of its own, and sets pc.need.
+func (a *Allocator) dedicated(p *part, pc *piece) bool {
+	if a.set.NoBaseVertex && p.layout.Kind == Vertices {
+		return true
+	}
+	if a.bytes(p) >= a.set.LargeThresholdBytes {
+		return true
+	}
+	need, ok := offset.RoundUp(pc.slots)
+	pc.need = need
+	return !ok || need > a.set.shape(p.layout).maxSlots
+}
+
+// placeOwn creates p's buffer of its own.
+func (a *Allocator) placeOwn(p *part, pc piece) error {
+	buf, err := a.dev.CreateBuffer(device.BufferDesc{
+		Label: fmt.Sprintf("%smesh %v", a.set.Label, p.layout),
+		Size:  a.bytes(p),
+		Usage: p.layout.usage() | device.CopySrc | device.CopyDst | a.set.Usage,
+	})
+	if err != nil {
+		return fmt.Errorf("mesh: buffer of its own for %d %v: %w", p.elems, p.layout, err)
+	}
+	p.own = buf
+	a.own++
+	a.ownBytes += buf.Size()
+	a.placed = append(a.placed, pc)
+	return nil
+}
+
+// placeGroup places pieces, all of layout l, in l's slabs; see above.
+func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
+	slices.SortFunc(pieces, func(x, y piece) int {
+		return cmp.Or(cmp.Compare(y.slots, x.slots), cmp.Compare(x.idx, y.idx), cmp.Compare(x.kind, y.kind))
+	})
+	maxSlots := a.set.shape(l).maxSlots
+	rest := pieces
+	for _, s := range a.byLayout[l] {
+		if len(rest) == 0 {
+			return nil
+		}
+		reserved := s.ar.Stats().ReservedElems
+		if reserved >= uint64(maxSlots) {
+			continue
+		}
+		batch, left, sum := a.take(rest, uint64(maxSlots)-reserved)
+		if len(batch) == 0 {
+			continue
+		}
+		err := a.reserve(s, sum)
+		if errors.Is(err, arena.ErrFull) {
+			// At its maximum after all, or the device refused the growth:
+			// the batch goes on to the next slab or a new one.
+			rest = append(left, batch...)
+			slices.SortFunc(rest, func(x, y piece) int {
+				return cmp.Or(cmp.Compare(y.slots, x.slots), cmp.Compare(x.idx, y.idx), cmp.Compare(x.kind, y.kind))
+			})
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := a.allocate(s, batch); err != nil {
+			return err
+		}
+		rest = left
+	}
+	for len(rest) > 0 {
+		batch, left, sum := a.take(rest, uint64(maxSlots))
+		if len(batch) == 0 {
+			return fmt.Errorf("mesh: %d slots of %v do not fit a slab of %d: %w", rest[0].slots, l, maxSlots, arena.ErrFull) // dedicated() sends these elsewhere
+		}
+		s, err := a.newSlab(l, max(a.set.shape(l).minSlots, uint32(sum)))
+		if err != nil {
+			return err
+		}
+		if err := a.allocate(s, batch); err != nil {
+			return err
+		}
+		rest = left
+	}
+	return nil
+}
+
+// take splits pieces into a batch whose rounded sizes sum to a total whose
+// own bin rounding fits in room, taken first fit in order, and the rest,
+// kept in pieces' storage. It returns the batch (in a.scratch), the rest,
+// and the batch's summed rounded size.
+func (a *Allocator) take(pieces []piece, room uint64) (batch, left []piece, sum uint64) {
+	a.scratch = a.scratch[:0]
+	left = pieces[:0]
+	for _, pc := range pieces {
+		total := sum + uint64(pc.need)
+		if r, ok := offset.RoundUp(uint32(min(total, offset.MaxRoundUp+1))); ok && uint64(r) <= room {
+			sum = total
+			a.scratch = append(a.scratch, pc)
+		} else {
+			left = append(left, pc)
+		}
+	}
+	return a.scratch, left, sum
+}
+
+// reserve makes sure s has one free region of at least sum slots, growing
+// it (once) if it must: an allocation of sum slots, freed at once.
+func (a *Allocator) reserve(s *slab, sum uint64) error {
+	h, err := s.ar.Allocate(uint32(sum))
+	if err != nil {
+		return fmt.Errorf("mesh: make room for %d slots of %v: %w", sum, s.layout, err)
+	}
+	return s.ar.Free(h)
+}
+
+// allocate places every piece of batch in s, where reserve or the slab's
+// creation made room.
+func (a *Allocator) allocate(s *slab, batch []piece) error {
+	for _, pc := range batch {
+		h, err := s.ar.Allocate(pc.slots)
+		if err != nil {
+			return fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
+		}
+		p := &a.recs[pc.idx].parts[pc.kind]
+		p.slab, p.h = s, h
+		s.owners[h] = pc.idx
+		a.placed = append(a.placed, pc)
+	}
+	return nil
+}
+
+// newSlab creates a slab of l with capacity slots.
+func (a *Allocator) newSlab(l Layout, capacity uint32) (*slab, error) {
+	s := &slab{layout: l, owners: map[arena.Handle]uint32{}}
+	ar, err := arena.New(a.dev, a.set.arenaOptions(l, capacity, func(m arena.Move) { a.onMove(s, m) }))
+	if err != nil {
+		return nil, fmt.Errorf("mesh: new slab of %v: %w", l, err)
+	}
+	s.ar = ar
+	a.slabs = append(a.slabs, s)
+	a.byLayout[l] = append(a.byLayout[l], s)
+	a.stats.SlabsCreated++
+	return s, nil
+}
+
+// upload writes data, p's array, to p's place: whole words, the last one
+// padded with zeros.
+func (a *Allocator) upload(p *part, data []byte) error {
+	n := len(data) &^ 3
+	var tail [4]byte
+	copy(tail[:], data[n:])
+	write := func(off uint64, b []byte) error {
+		if p.slab != nil {
+			return p.slab.ar.Write(p.h, off, b)
+		}
+		return a.dev.WriteBuffer(p.own, off, b)
+	}
+	if n > 0 {
+		if err := write(0, data[:n]); err != nil {
+			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
+		}
+	}
+	if n < len(data) {
+		if err := write(uint64(n), tail[:]); err != nil {
+			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
+		}
+	}
+	a.stats.BytesUploaded += uint64(len(data))
+	return nil
+}
+
+// rollback gives back every place the failed Flush made.
+func (a *Allocator) rollback() {
+	for _, pc := range a.placed {
+		a.unplace(pc.idx, &a.recs[pc.idx].parts[pc.kind])
+	}
+	a.placed = a.placed[:0]
+	a.releaseEmpty()
+}
+
+// releaseEmpty releases every slab that holds no array.
+func (a *Allocator) releaseEmpty() {
+	kept := a.slabs[:0]
+	for _, s := range a.slabs {
+		if len(s.owners) > 0 {
+			kept = append(kept, s)
+			continue
+		}
+		a.retire(s)
+		list := a.byLayout[s.layout]
+		if i := slices.Index(list, s); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(a.byLayout, s.layout)
+		} else {
+			a.byLayout[s.layout] = list
+		}
+	}
+	clear(a.slabs[len(kept):])
+	a.slabs = kept
+}

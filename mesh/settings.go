@@ -1,0 +1,130 @@
+package mesh
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+)
+
+// Defaults of Settings, the reference mesh allocator's; MaxSlabBytes and
+// LargeThresholdBytes are clamped to the device's largest buffer, so on a
+// WebGPU device with default limits both are 256 MiB.
+const (
+	DefaultMinSlabBytes        = 1 << 20   // 1 MiB
+	DefaultMaxSlabBytes        = 512 << 20 // 512 MiB
+	DefaultLargeThresholdBytes = 256 << 20 // 256 MiB
+	DefaultGrowthFactor        = 1.5
+	DefaultMaxMeshesPerSlab    = 1 << 16
+)
+
+// Settings tune an Allocator. The zero value of each field means its
+// default; New validates the result and clamps sizes to the device.
+type Settings struct {
+	// Label prefixes the names of the allocator's buffers.
+	Label string
+	// MinSlabBytes is the size a slab starts at (larger when the first
+	// frame's data needs it). Default 1 MiB.
+	MinSlabBytes uint64
+	// MaxSlabBytes caps a slab's size; a slab at its cap is left for a new
+	// one. Default 512 MiB, clamped to the device's MaxBufferSize.
+	MaxSlabBytes uint64
+	// LargeThresholdBytes: vertex or index data of at least this many
+	// bytes gets a buffer of its own instead of a place in a slab. Default
+	// 256 MiB; never above MaxSlabBytes.
+	LargeThresholdBytes uint64
+	// GrowthFactor multiplies a slab's size when a frame's data does not
+	// fit in it (or it grows by what the frame needs, if more). Must be
+	// above 1. Default 1.5.
+	GrowthFactor float64
+	// NoBaseVertex gives every vertex array a buffer of its own, for
+	// platforms whose draws cannot offset the first vertex (WebGL 2's
+	// missing BASE_VERTEX). Index arrays still share slabs: first index
+	// works everywhere.
+	NoBaseVertex bool
+	// Usage is added to every buffer the allocator creates (Vertex or
+	// Index, CopySrc, CopyDst and Storage are there already): Indirect,
+	// for example.
+	Usage device.Usage
+	// MaxMeshesPerSlab bounds the arrays one slab holds (its arena's
+	// MaxAllocs; free regions count too). Default 65,536.
+	MaxMeshesPerSlab uint32
+	// OnMove, if set, is called once for each vertex or index range a
+	// sweep or a compaction moved, with its mesh's handle, after the move
+	// is recorded on the device. It must not call back into the allocator.
+	// Moved lists the same meshes.
+	OnMove func(Handle)
+}
+
+// resolve fills in defaults and checks s against the device's limits.
+func (s Settings) resolve(lim device.Limits) (Settings, error) {
+	if s.GrowthFactor == 0 {
+		s.GrowthFactor = DefaultGrowthFactor
+	}
+	if !(s.GrowthFactor > 1) || math.IsInf(s.GrowthFactor, 0) {
+		return s, fmt.Errorf("%w: growth factor %v, want above 1", ErrInvalidSettings, s.GrowthFactor)
+	}
+	if s.MinSlabBytes == 0 {
+		s.MinSlabBytes = DefaultMinSlabBytes
+	}
+	if s.MaxSlabBytes == 0 {
+		s.MaxSlabBytes = max(DefaultMaxSlabBytes, s.MinSlabBytes)
+	}
+	if s.MinSlabBytes > s.MaxSlabBytes {
+		return s, fmt.Errorf("%w: minimum slab size %d above maximum %d bytes", ErrInvalidSettings, s.MinSlabBytes, s.MaxSlabBytes)
+	}
+	if s.MaxSlabBytes < device.CopyAlignment {
+		return s, fmt.Errorf("%w: maximum slab size %d bytes, want at least %d", ErrInvalidSettings, s.MaxSlabBytes, device.CopyAlignment)
+	}
+	if s.LargeThresholdBytes == 0 {
+		s.LargeThresholdBytes = DefaultLargeThresholdBytes
+	}
+	if s.MaxMeshesPerSlab == 0 {
+		s.MaxMeshesPerSlab = DefaultMaxMeshesPerSlab
+	}
+	if s.MaxMeshesPerSlab < 4 {
+		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want at least 4", ErrInvalidSettings, s.MaxMeshesPerSlab)
+	}
+	if err := (s.Usage | device.Vertex | device.Index | device.CopySrc | device.CopyDst | device.Storage).Validate(); err != nil {
+		return s, fmt.Errorf("%w: %w", ErrInvalidSettings, err)
+	}
+	// Both sizes are clamped to what the device can create.
+	s.MaxSlabBytes = min(s.MaxSlabBytes, lim.MaxBufferSize)
+	s.MinSlabBytes = min(s.MinSlabBytes, s.MaxSlabBytes)
+	s.LargeThresholdBytes = min(s.LargeThresholdBytes, s.MaxSlabBytes)
+	return s, nil
+}
+
+// slabShape is what one layout's slabs look like, in slots.
+type slabShape struct {
+	minSlots, maxSlots uint32
+}
+
+// shape returns the slab sizes of l in slots: MinSlabBytes rounded up,
+// MaxSlabBytes rounded down (0 when a slot is larger than a slab).
+func (s *Settings) shape(l Layout) slabShape {
+	sb := uint64(l.SlotBytes())
+	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems)
+	minSlots := min(max((s.MinSlabBytes+sb-1)/sb, 1), maxSlots)
+	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots)}
+}
+
+// arenaMaxElems keeps slab capacities where offset.RoundUp can round a
+// request for all of them.
+const arenaMaxElems = 0xF000_0000
+
+// arenaOptions returns the options of a new slab of l with capacity slots.
+func (s *Settings) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move)) arena.Options {
+	sh := s.shape(l)
+	return arena.Options{
+		Label:        fmt.Sprintf("%smesh slab of %v", s.Label, l),
+		ElemSize:     l.SlotBytes(),
+		Usage:        l.usage() | s.Usage,
+		InitialElems: capacity,
+		MaxElems:     sh.maxSlots,
+		GrowthFactor: s.GrowthFactor,
+		MaxAllocs:    s.MaxMeshesPerSlab,
+		OnMove:       onMove,
+	}
+}

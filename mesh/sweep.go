@@ -1,0 +1,71 @@
+package mesh
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/arena"
+)
+
+// Sweep takes one budgeted step of compaction over the slabs: it arms the
+// sweep of each slab whose free space is in pieces (holes adding up to a
+// sixteenth of its capacity or more), and runs the armed slabs' sweeps,
+// starting from a different slab each call so none starves, until budget
+// is spent. Zero fields of budget take arena.DefaultBudget's; the budget
+// bounds the whole call, not each slab. Moved ranges are reported through
+// Settings.OnMove and Moved. O(slabs + budget); it does not allocate but to
+// grow the moved list.
+func (a *Allocator) Sweep(budget arena.Budget) error {
+	if a.released {
+		return ErrReleased
+	}
+	b := budget
+	if b.Moves <= 0 {
+		b.Moves = arena.DefaultBudget.Moves
+	}
+	if b.Bytes == 0 {
+		b.Bytes = arena.DefaultBudget.Bytes
+	}
+	if b.Steps <= 0 {
+		b.Steps = arena.DefaultBudget.Steps
+	}
+	n := len(a.slabs)
+	for i := 0; i < n && b.Moves > 0 && b.Bytes > 0; i++ {
+		s := a.slabs[(a.sweepNext+i)%n]
+		if !s.ar.Armed() {
+			st := s.ar.Stats()
+			holes := st.FreeElems - st.LargestFreeElems
+			if holes == 0 || holes < st.CapacityElems/16 {
+				continue
+			}
+			s.ar.Arm()
+		}
+		moves, err := s.ar.Sweep(b)
+		if err != nil {
+			return fmt.Errorf("mesh: sweep slab of %v: %w", s.layout, err)
+		}
+		var bytes uint64
+		for _, m := range moves {
+			bytes += uint64(m.Elems) * uint64(s.layout.SlotBytes())
+		}
+		b.Moves -= len(moves)
+		b.Bytes -= min(bytes, b.Bytes)
+	}
+	if n > 0 {
+		a.sweepNext = (a.sweepNext + 1) % n
+	}
+	return nil
+}
+
+// Compact packs every slab fully: all its free space becomes one region at
+// its tail. Moved ranges are reported as by Sweep. O(placed arrays).
+func (a *Allocator) Compact() error {
+	if a.released {
+		return ErrReleased
+	}
+	for _, s := range a.slabs {
+		if _, err := s.ar.Compact(); err != nil {
+			return fmt.Errorf("mesh: compact slab of %v: %w", s.layout, err)
+		}
+	}
+	return nil
+}
