@@ -1,0 +1,31 @@
+package ring
+
+import "errors"
+
+// Errors returned by Buffer and Arena, each wrapped with context; test
+// them with errors.Is. Device errors (device.ErrOutOfMemory,
+// device.ErrDeviceLost, ...) come wrapped as they are.
+var (
+	// ErrInvalidOptions is returned by the constructors for options that
+	// cannot work: an alignment that is not a power of two, a maximum size
+	// below the initial one, a usage the device rejects.
+	ErrInvalidOptions = errors.New("ring: invalid options")
+
+	// ErrInvalidSize is returned by Alloc for a request of zero bytes, and
+	// by Write for data whose length is not a multiple of 4.
+	ErrInvalidSize = errors.New("ring: invalid size")
+
+	// ErrFull is returned by Alloc when the request does not fit in the
+	// bytes the GPU has finished with, and growing is off, at its maximum,
+	// or refused by the device (that error is wrapped too). Nothing was
+	// changed: a later frame, once earlier fences complete, may succeed.
+	ErrFull = errors.New("ring: full of frames in flight")
+
+	// ErrInvalidFence is returned by EndFrame for fence 0 or a fence lower
+	// than the one of the frame before: fences come from
+	// device.Device.Fence, which only counts up.
+	ErrInvalidFence = errors.New("ring: invalid fence")
+
+	// ErrReleased is returned by every method after Release.
+	ErrReleased = errors.New("ring: released")
+)

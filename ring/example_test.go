@@ -1,0 +1,39 @@
+package ring_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/ring"
+)
+
+// A ring of four 256-byte slots. The first frame takes them all; while the
+// GPU still reads it, the next frame's allocation is refused instead of
+// wrapping over it. Once the frame's fence completes, offset 0 is free.
+func ExampleBuffer() {
+	dev, _ := host.New(host.Options{HoldCompletion: true}) // the test decides when the GPU is done
+	defer dev.Release()
+	r, _ := ring.NewBuffer(dev, ring.BufferOptions{SizeBytes: 1024})
+	defer r.Release()
+
+	var offsets []uint64
+	for range 4 {
+		s, _ := r.Write(make([]byte, 64)) // per-draw constants
+		offsets = append(offsets, s.Offset)
+	}
+	fence, _ := dev.Fence() // submit the frame's work
+	_ = r.EndFrame(fence)
+	fmt.Println(offsets)
+
+	_, err := r.Alloc(64)
+	fmt.Println("GPU busy:", errors.Is(err, ring.ErrFull))
+
+	dev.Complete(fence) // the GPU finished frame 1
+	s, _ := r.Alloc(64)
+	fmt.Println("GPU done: offset", s.Offset)
+	// Output:
+	// [0 256 512 768]
+	// GPU busy: true
+	// GPU done: offset 0
+}
