@@ -32,60 +32,28 @@ func chunkLen(k uint32) int {
 	return 1 << (k + chunk0Bits - 1)
 }
 
-// slotTable is the shared free list's storage. The owner writes slots and
+// slotTable is the shared free list's storage: each slot holds a freed
+// Handle, its generation already the next one. The owner writes slots and
 // remote allocators read them at the same time (a reader may read a slot a
 // moment before the owner rewrites it, and then fails its swap), so every
 // slot is read and written atomically. Only the owner adds chunks.
 type slotTable struct {
-	chunks [numChunks]atomic.Pointer[[]atomic.Uint32]
+	chunks [numChunks]atomic.Pointer[[]atomic.Uint64]
 }
 
-func (t *slotTable) load(i uint32) uint32 {
+func (t *slotTable) load(i uint32) Handle {
 	k, off := locate(i)
-	return (*t.chunks[k].Load())[off].Load()
+	return Handle((*t.chunks[k].Load())[off].Load())
 }
 
-// store sets slot i to v, adding its chunk if needed. Owner only.
-func (t *slotTable) store(i, v uint32) {
+// store sets slot i to h, adding its chunk if needed. Owner only.
+func (t *slotTable) store(i uint32, h Handle) {
 	k, off := locate(i)
 	p := t.chunks[k].Load()
 	if p == nil {
-		c := make([]atomic.Uint32, chunkLen(k))
+		c := make([]atomic.Uint64, chunkLen(k))
 		p = &c
 		t.chunks[k].Store(p)
 	}
-	(*p)[off].Store(v)
-}
-
-// genTable holds each index's current generation; an index never freed has
-// generation 0 and may have no chunk yet. Only the owner writes it, with
-// plain stores, and only for an index nobody else can be reading: one it
-// frees (live, so on no free list) or retires. A remote allocator reads the
-// generation of an index it has just popped, which the owner wrote before
-// the flush that published the index: the swap on the list word orders the
-// two. Chunk pointers are atomic because the owner adds chunks while remote
-// allocators look up others.
-type genTable struct {
-	chunks [numChunks]atomic.Pointer[[]uint32]
-}
-
-func (t *genTable) get(i uint32) uint32 {
-	k, off := locate(i)
-	p := t.chunks[k].Load()
-	if p == nil {
-		return 0
-	}
-	return (*p)[off]
-}
-
-// set records generation g for index i. Owner only.
-func (t *genTable) set(i, g uint32) {
-	k, off := locate(i)
-	p := t.chunks[k].Load()
-	if p == nil {
-		c := make([]uint32, chunkLen(k))
-		p = &c
-		t.chunks[k].Store(p)
-	}
-	(*p)[off] = g
+	(*p)[off].Store(uint64(h))
 }

@@ -104,14 +104,22 @@ func audit(o *Owner, live []Handle) error {
 			return err
 		}
 	}
-	for _, i := range o.local[:o.n] {
-		if err := put(i, "buffered"); err != nil {
+	// A freed Handle waiting for reuse carries the generation its index
+	// has now: the one it will be handed out with.
+	waiting := func(h Handle, place string) error {
+		if !o.Live(h) {
+			return fmt.Errorf("%s holds %v, not the generation of its index", place, h)
+		}
+		return put(h.Index(), place)
+	}
+	for _, h := range o.local[:o.n] {
+		if err := waiting(h, "buffered"); err != nil {
 			return err
 		}
 	}
 	n := uint32(o.sh.word.Load() & lenMask)
 	for p := range n {
-		if err := put(o.sh.list.load(p), "shared"); err != nil {
+		if err := waiting(o.sh.list.load(p), "shared"); err != nil {
 			return err
 		}
 	}
@@ -246,7 +254,8 @@ func TestInterleavings(t *testing.T) {
 func TestRetire(t *testing.T) {
 	o := New()
 	h, _ := o.Alloc()
-	o.sh.gens.set(h.Index(), retired-1) // as if freed 2^32-2 times
+	k, off := locate(h.Index())
+	o.addChunk(k)[off] = retired - 1 // as if freed 2^32-2 times
 	h = Pack(h.Index(), retired-1)
 	if !o.Live(h) {
 		t.Fatal("not live at its last generation")

@@ -13,8 +13,13 @@ const localCap = 256
 // (see the package documentation for what may run alongside it); its zero
 // value is not usable: call New.
 type Owner struct {
-	sh      *shared
-	local   [localCap]uint32 // freed indices not yet flushed, most recent last
+	sh *shared
+	// gens holds each index's current generation, in chunks (see
+	// chunks.go); an index never freed has generation 0 and may have no
+	// chunk yet. Only the owner reads and writes it: freed Handles carry
+	// their next generation through the free list.
+	gens    [numChunks][]uint32
+	local   [localCap]Handle // freed, next generation, not yet flushed; most recent last
 	n       int              // entries used in local
 	retired uint64           // indices retired, their generations spent
 	closed  bool
@@ -37,13 +42,16 @@ func (o *Owner) Remote() Remote { return Remote{o.sh} }
 // it does not allocate, except a new chunk of the generation table when the
 // index space grows.
 func (o *Owner) Alloc() (Handle, error) {
+	if o.n > 0 && !o.closed { // fast path
+		o.n--
+		return o.local[o.n], nil
+	}
+	return o.allocShared()
+}
+
+func (o *Owner) allocShared() (Handle, error) {
 	if o.closed {
 		return 0, fmt.Errorf("alloc: %w", ErrClosed)
-	}
-	if o.n > 0 {
-		o.n--
-		i := o.local[o.n]
-		return Pack(i, o.sh.gens.get(i)), nil
 	}
 	if h, ok := o.sh.pop1(); ok {
 		return h, nil
@@ -63,8 +71,7 @@ func (o *Owner) AllocMany(dst []Handle) (int, error) {
 	k := 0
 	for k < len(dst) && o.n > 0 {
 		o.n--
-		i := o.local[o.n]
-		dst[k] = Pack(i, o.sh.gens.get(i))
+		dst[k] = o.local[o.n]
 		k++
 	}
 	k += o.sh.pop(dst[k:])
@@ -79,6 +86,23 @@ func (o *Owner) AllocMany(dst []Handle) (int, error) {
 // Close. O(1) but for the flush of a full buffer, O(256); no allocation but
 // on error.
 func (o *Owner) Free(h Handle) error {
+	// Fast path: an index freed before (so its chunk exists, and its
+	// generation is not 0, which proves it issued), not at its last
+	// generation nor retired (g-1 < retired-2 excludes 0, retired-1 and
+	// retired in one unsigned comparison), with room in the buffer.
+	i, g := h.Index(), h.Generation()
+	k, off := locate(i)
+	if c := o.gens[k]; g-1 < retired-2 && o.n < localCap && !o.closed &&
+		c != nil && c[off] == g {
+		c[off] = g + 1
+		o.local[o.n] = Pack(i, g+1)
+		o.n++
+		return nil
+	}
+	return o.free(h)
+}
+
+func (o *Owner) free(h Handle) error {
 	if o.closed {
 		return fmt.Errorf("free %v: %w", h, ErrClosed)
 	}
@@ -86,16 +110,21 @@ func (o *Owner) Free(h Handle) error {
 	if !o.live(i, g) {
 		return fmt.Errorf("free %v: %w", h, ErrStale)
 	}
+	k, off := locate(i)
+	c := o.gens[k]
+	if c == nil {
+		c = o.addChunk(k)
+	}
 	if g+1 == retired {
-		o.sh.gens.set(i, retired)
+		c[off] = retired
 		o.retired++
 		return nil
 	}
-	o.sh.gens.set(i, g+1)
+	c[off] = g + 1
 	if o.n == localCap {
 		o.Flush()
 	}
-	o.local[o.n] = i
+	o.local[o.n] = Pack(i, g+1)
 	o.n++
 	return nil
 }
@@ -132,9 +161,9 @@ func (o *Owner) Flush() {
 	s.yield()
 	w := s.word.Load()
 	base := uint32(w & lenMask)
-	for j, i := range o.local[:o.n] {
+	for j, h := range o.local[:o.n] {
 		s.yield()
-		s.list.store(base+uint32(j), i)
+		s.list.store(base+uint32(j), h)
 	}
 	for {
 		s.yield()
@@ -161,7 +190,25 @@ func (o *Owner) Flush() {
 func (o *Owner) Live(h Handle) bool { return o.live(h.Index(), h.Generation()) }
 
 func (o *Owner) live(i, g uint32) bool {
-	return i != 0 && uint64(i) <= o.sh.issued() && g != retired && o.sh.gens.get(i) == g
+	k, off := locate(i)
+	c := o.gens[k]
+	cur := uint32(0)
+	if c != nil {
+		cur = c[off]
+	}
+	return o.issued(i) && g != retired && cur == g
+}
+
+// issued reports whether index i has been issued.
+func (o *Owner) issued(i uint32) bool {
+	return i != 0 && uint64(i) <= o.sh.issued()
+}
+
+// addChunk adds chunk k of the generation table.
+func (o *Owner) addChunk(k uint32) []uint32 {
+	c := make([]uint32, chunkLen(k))
+	o.gens[k] = c
+	return c
 }
 
 // Close closes o: every later allocation or free, by o or its remote

@@ -32,7 +32,6 @@ type shared struct {
 
 	closed atomic.Bool
 	list   slotTable
-	gens   genTable
 
 	// step, when set, is called before every access to shared memory of
 	// the pop, fresh and flush paths: the interleaving test parks the
@@ -47,8 +46,7 @@ func (s *shared) yield() {
 	}
 }
 
-// pop1 takes the top index off the shared free list, with its current
-// generation. It reports false when the list is empty. Lock-free: a failed
+// pop1 takes the top Handle off the shared free list. It reports false when the list is empty. Lock-free: a failed
 // swap means another pop or a flush made progress.
 func (s *shared) pop1() (Handle, bool) {
 	for {
@@ -59,16 +57,16 @@ func (s *shared) pop1() (Handle, bool) {
 			return 0, false
 		}
 		s.yield()
-		i := s.list.load(n - 1)
+		h := s.list.load(n - 1)
 		s.yield()
 		if s.word.CompareAndSwap(w, w-1+versionOne) {
-			return Pack(i, s.gens.get(i)), true
+			return h, true
 		}
 	}
 }
 
-// pop takes up to len(dst) indices off the shared free list into dst, with
-// their generations, in one swap, and returns how many it took; see pop1.
+// pop takes up to len(dst) Handles off the shared free list into dst in one
+// swap and returns how many it took; see pop1.
 func (s *shared) pop(dst []Handle) int {
 	for {
 		s.yield()
@@ -80,14 +78,10 @@ func (s *shared) pop(dst []Handle) int {
 		m := uint32(min(uint64(len(dst)), uint64(n)))
 		for j := range m {
 			s.yield()
-			dst[j] = Handle(s.list.load(n - 1 - j))
+			dst[j] = s.list.load(n - 1 - j)
 		}
 		s.yield()
 		if s.word.CompareAndSwap(w, w-uint64(m)+versionOne) {
-			for j := range dst[:m] {
-				i := uint32(dst[j])
-				dst[j] = Pack(i, s.gens.get(i))
-			}
 			return int(m)
 		}
 	}

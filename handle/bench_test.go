@@ -1,0 +1,259 @@
+package handle_test
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/gpumem/gpumem/handle"
+)
+
+// mutexList is the baseline: the obvious allocator, a slice free list and
+// a generation slice behind one sync.Mutex, usable from any goroutine. Like
+// the Owner's, its free list holds Handles with their next generation, so
+// an allocation reads nothing else.
+type mutexList struct {
+	mu   sync.Mutex
+	free []handle.Handle
+	gens []uint32 // gens[i] is index i's generation; index 0 unused
+}
+
+func newMutexList() *mutexList { return &mutexList{gens: make([]uint32, 1, 1024)} }
+
+func (m *mutexList) alloc() handle.Handle {
+	m.mu.Lock()
+	var h handle.Handle
+	if n := len(m.free); n > 0 {
+		h = m.free[n-1]
+		m.free = m.free[:n-1]
+	} else {
+		h = handle.Pack(uint32(len(m.gens)), 0)
+		m.gens = append(m.gens, 0)
+	}
+	m.mu.Unlock()
+	return h
+}
+
+// freeMany frees hs under one lock, as the owner in the remote benchmark
+// frees a batch; it reports whether every handle was live.
+func (m *mutexList) freeMany(hs []handle.Handle) bool {
+	ok := true
+	m.mu.Lock()
+	for _, h := range hs {
+		i, g := h.Index(), h.Generation()
+		if int(i) >= len(m.gens) || m.gens[i] != g {
+			ok = false
+			continue
+		}
+		m.gens[i] = g + 1
+		m.free = append(m.free, handle.Pack(i, g+1))
+	}
+	m.mu.Unlock()
+	return ok
+}
+
+func (m *mutexList) free1(h handle.Handle) bool {
+	m.mu.Lock()
+	i, g := h.Index(), h.Generation()
+	ok := int(i) < len(m.gens) && m.gens[i] == g
+	if ok {
+		m.gens[i] = g + 1
+		m.free = append(m.free, handle.Pack(i, g+1))
+	}
+	m.mu.Unlock()
+	return ok
+}
+
+// BenchmarkOwner measures an alloc+free pair on the owner's goroutine:
+// "pair" frees each handle at once (the owner's buffer serves the next
+// alloc), "batch512" frees 512 and allocates 512, so every round flushes
+// twice and pops the shared list. ns/op is per pair.
+func BenchmarkOwner(b *testing.B) {
+	b.Run("pair", func(b *testing.B) {
+		o := handle.New()
+		b.ReportAllocs()
+		for b.Loop() {
+			h, _ := o.Alloc()
+			if o.Free(h) != nil {
+				b.Fatal("free failed")
+			}
+		}
+	})
+	b.Run("batch512", func(b *testing.B) {
+		o := handle.New()
+		hs := make([]handle.Handle, 512)
+		o.AllocMany(hs)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i += len(hs) {
+			if o.FreeMany(hs) != nil {
+				b.Fatal("free failed")
+			}
+			for j := range hs {
+				hs[j], _ = o.Alloc()
+			}
+		}
+	})
+}
+
+// BenchmarkMutexOwner is the baseline for BenchmarkOwner/pair.
+func BenchmarkMutexOwner(b *testing.B) {
+	m := newMutexList()
+	b.ReportAllocs()
+	for b.Loop() {
+		if !m.free1(m.alloc()) {
+			b.Fatal("free failed")
+		}
+	}
+}
+
+// goroutineCounts returns 1, 2 and GOMAXPROCS, without repeats.
+func goroutineCounts() []int {
+	return slices.Compact(slices.Sorted(slices.Values([]int{1, 2, runtime.GOMAXPROCS(0)})))
+}
+
+// runRemote runs b.N allocations spread over g worker goroutines, each
+// allocating 256 handles one at a time and handing the batch to a single
+// freeing goroutine (the owner), which frees it and hands the slice back.
+// ns/op is per allocation, the frees running alongside.
+func runRemote(b *testing.B, g int, alloc func() handle.Handle, freeMany func([]handle.Handle) bool) {
+	const batch = 256
+	type full struct {
+		hs   []handle.Handle
+		back chan []handle.Handle
+	}
+	fulls := make(chan full, g)
+	backs := make([]chan []handle.Handle, g)
+	for w := range backs {
+		backs[w] = make(chan []handle.Handle, 2)
+		backs[w] <- make([]handle.Handle, batch)
+		backs[w] <- make([]handle.Handle, batch)
+	}
+	ownerDone := make(chan bool)
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		ok := true
+		for f := range fulls {
+			ok = freeMany(f.hs) && ok
+			f.back <- f.hs[:cap(f.hs)]
+		}
+		ownerDone <- ok
+	}()
+	var wg sync.WaitGroup
+	for w := range g {
+		n := b.N / g
+		if w == 0 {
+			n += b.N % g
+		}
+		wg.Go(func() {
+			for n > 0 {
+				hs := (<-backs[w])[:min(batch, n)]
+				for j := range hs {
+					hs[j] = alloc()
+				}
+				n -= len(hs)
+				fulls <- full{hs, backs[w]}
+			}
+		})
+	}
+	wg.Wait()
+	close(fulls)
+	if !<-ownerDone {
+		b.Fatal("a free failed")
+	}
+}
+
+// BenchmarkRemote measures remote allocation on g goroutines.
+//
+// "pipeline": the owner frees on its own goroutine what the workers
+// allocated, in batches of 256, and flushes after each; ns/op is per
+// allocation, its free running alongside. "pop": the workers only pop,
+// from a shared list the owner filled with 65,536 handles while the timer
+// was stopped; ns/op is per allocation.
+func BenchmarkRemote(b *testing.B) {
+	for _, g := range goroutineCounts() {
+		b.Run(fmt.Sprintf("pipeline/g=%d", g), func(b *testing.B) {
+			o := handle.New()
+			r := o.Remote()
+			runRemote(b, g, func() handle.Handle {
+				h, err := r.Alloc()
+				if err != nil {
+					panic(err)
+				}
+				return h
+			}, func(hs []handle.Handle) bool {
+				err := o.FreeMany(hs)
+				o.Flush() // publish the batch now, as the mutex list does
+				return err == nil
+			})
+		})
+	}
+	for _, g := range goroutineCounts() {
+		b.Run(fmt.Sprintf("pop/g=%d", g), func(b *testing.B) {
+			o := handle.New()
+			r := o.Remote()
+			runPops(b, g, func(hs []handle.Handle) {
+				if _, err := o.AllocMany(hs); err != nil {
+					b.Fatal(err)
+				}
+				if err := o.FreeMany(hs); err != nil {
+					b.Fatal(err)
+				}
+				o.Flush()
+			}, func() handle.Handle {
+				h, _ := r.Alloc()
+				return h
+			})
+		})
+	}
+}
+
+// runPops runs b.N pops on g goroutines in rounds of 65,536: fill frees a
+// full round's handles (untimed), then the goroutines pop them.
+func runPops(b *testing.B, g int, fill func([]handle.Handle), pop func() handle.Handle) {
+	const round = 1 << 16
+	hs := make([]handle.Handle, round)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += round {
+		b.StopTimer()
+		n := min(round, b.N-done)
+		fill(hs[:n])
+		b.StartTimer()
+		var wg sync.WaitGroup
+		for w := range g {
+			part := hs[w*n/g : (w+1)*n/g]
+			wg.Go(func() {
+				for j := range part {
+					part[j] = pop()
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// BenchmarkMutexRemote is BenchmarkRemote's baseline: the same work on the
+// mutex-guarded list.
+func BenchmarkMutexRemote(b *testing.B) {
+	for _, g := range goroutineCounts() {
+		b.Run(fmt.Sprintf("pipeline/g=%d", g), func(b *testing.B) {
+			m := newMutexList()
+			runRemote(b, g, m.alloc, m.freeMany)
+		})
+	}
+	for _, g := range goroutineCounts() {
+		b.Run(fmt.Sprintf("pop/g=%d", g), func(b *testing.B) {
+			m := newMutexList()
+			runPops(b, g, func(hs []handle.Handle) {
+				for j := range hs {
+					hs[j] = m.alloc()
+				}
+				m.freeMany(hs)
+			}, m.alloc)
+		})
+	}
+}
