@@ -1,0 +1,58 @@
+// Package bindless is a registry of textures kept as layers of shared
+// 2D-array textures, so a shader reaches any of them through a few
+// bindings and a 32-bit handle.
+//
+// # Basics
+//
+// Textures that share a Key (format, width, height, mip count, sample
+// count) live in one bucket. A bucket is a list of pages, each a
+// 2D-array texture of LayersPerPage layers; a texture is one layer of one
+// page. Pages get a global index, in creation order, across all buckets;
+// a renderer binds page i at binding slot i (Registry.Pages lists them in
+// that order) and a shader reads texture h at
+//
+//	page h >> 16, layer h & 0xffff
+//
+// A Handle is that packed value. It is stable for the texture's life:
+// Update rewrites the layer's texels, never moves it. Unregister frees
+// the layer and a later Register reuses it (most recently freed first);
+// a page is added only when every layer of its bucket is taken, and
+// Version changes exactly then, so a bind group built at one version is
+// valid while Version stays.
+//
+// Textures are registered by a source id of the caller's (a path, an
+// asset id): Register with an id that is registered already returns its
+// handle and writes nothing. Lookups by id (Handle) and by handle
+// (Source, Locate) are O(1).
+//
+// Three 1x1 RGBA8Unorm textures exist from the start: White (255, 255,
+// 255, 255) at handle 0, Black (0, 0, 0, 255) and FlatNormal (128, 128,
+// 255, 255), a tangent-space normal that perturbs nothing.
+//
+// # Limits
+//
+// Handles have 16 bits of page and 16 of layer: LayersPerPage is at most
+// the device's MaxArrayLayers (and 65536), the page count at most
+// Options.MaxPages (and 65536), each bucket's at most
+// Options.MaxPagesPerBucket. A registration that needs a page beyond those
+// returns ErrFull; it never panics. Multisampled buckets hold one layer per
+// page (WebGPU allows no more).
+//
+// # Invariants
+//
+//   - Every registered id has one handle; the handle's layer belongs to it
+//     alone; Source(Handle(id)) is id.
+//   - A bucket's layers are each registered, a default, or on its free
+//     list, or not yet used (only in its last page).
+//   - A failed call changes nothing the caller can see: no handle, no page,
+//     no version.
+//
+// # Caveats
+//
+// A layer freed by Unregister may be rewritten by the next Register. Work
+// submitted before that write still reads the old texels (device work runs
+// in call order); a frame recorded after it reads the new ones, so a
+// renderer stops drawing with a handle before unregistering it.
+//
+// A Registry is not safe for concurrent use.
+package bindless

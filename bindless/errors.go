@@ -1,0 +1,39 @@
+package bindless
+
+import "errors"
+
+// Errors returned by a Registry, each wrapped with context; test them
+// with errors.Is. Device errors (device.ErrOutOfMemory, ...) come wrapped
+// as they are.
+var (
+	// ErrInvalidOptions is returned by New for options that cannot work:
+	// more layers per page than the device or a handle allows, more pages
+	// than a handle can name, a negative count.
+	ErrInvalidOptions = errors.New("bindless: invalid options")
+
+	// ErrInvalidKey is returned for a Key the device cannot make a texture
+	// of: an unknown format, a zero or oversized width or height, more
+	// mips than the size allows, a sample count other than 1 or 4.
+	ErrInvalidKey = errors.New("bindless: invalid key")
+
+	// ErrFull is returned when a registration needs a new page and the
+	// bucket or the registry has its maximum, or the device refuses the
+	// page (its error is wrapped too). Nothing was registered.
+	ErrFull = errors.New("bindless: full")
+
+	// ErrNotRegistered is returned for a source id that is not registered
+	// and for a handle that names no registered texture.
+	ErrNotRegistered = errors.New("bindless: not registered")
+
+	// ErrMismatch is returned when an image's width or height, or a source
+	// texture's key, differs from the bucket of the texture it would
+	// replace, and by Register for an id registered with another key.
+	ErrMismatch = errors.New("bindless: dimension mismatch")
+
+	// ErrInvalidSize is returned when pixel data is not exactly one mip 0
+	// of the key's format and size.
+	ErrInvalidSize = errors.New("bindless: invalid pixel data size")
+
+	// ErrReleased is returned by every method after Release.
+	ErrReleased = errors.New("bindless: released")
+)
