@@ -24,8 +24,9 @@ type model struct {
 }
 
 type entry struct {
-	m        mesh.Mesh
-	resident bool // expected Resident
+	m        mesh.Mesh // as last given to Add or Modify
+	onDevice mesh.Mesh // as the last successful Flush uploaded it
+	resident bool      // expected Resident
 }
 
 func newModel(t testing.TB, dev device.Device, s mesh.Settings) *model {
@@ -60,6 +61,21 @@ func (md *model) modify(t testing.TB, h mesh.Handle, m mesh.Mesh) {
 	e.m = m
 }
 
+// modifyInPlace modifies h to new bytes of the same shape.
+func (md *model) modifyInPlace(t testing.TB, h mesh.Handle, r *rand.Rand) {
+	t.Helper()
+	old := md.meshes[h].m
+	m := old
+	m.Vertices, m.Indices = make([]byte, len(old.Vertices)), make([]byte, len(old.Indices))
+	for i := range m.Vertices {
+		m.Vertices[i] = byte(r.Uint32())
+	}
+	for i := range m.Indices {
+		m.Indices[i] = byte(r.Uint32())
+	}
+	md.modify(t, h, m)
+}
+
 // shape is what decides whether a modification keeps its ranges.
 func shape(m mesh.Mesh) [4]int {
 	s := [4]int{len(m.Vertices), 0, len(m.Indices), 0}
@@ -85,8 +101,13 @@ func (md *model) flush(t testing.TB) {
 	if err := md.a.Flush(); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
+	md.flushed()
+}
+
+// flushed records a successful Flush in the model.
+func (md *model) flushed() {
 	for _, e := range md.meshes {
-		e.resident = true
+		e.resident, e.onDevice = true, e.m
 	}
 }
 
@@ -117,7 +138,7 @@ func (md *model) verify(t testing.TB) {
 			s    mesh.Slice
 			data []byte
 			elem uint32
-		}{{v, e.m.Vertices, e.m.VertexStride}, {i, e.m.Indices, uint32(e.m.IndexFormat)}} {
+		}{{v, e.onDevice.Vertices, e.onDevice.VertexStride}, {i, e.onDevice.Indices, uint32(e.onDevice.IndexFormat)}} {
 			if len(c.data) == 0 {
 				if c.s != (mesh.Slice{}) {
 					t.Fatalf("mesh %v: empty array has slice %+v", h, c.s)

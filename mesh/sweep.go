@@ -7,8 +7,8 @@ import (
 )
 
 // Sweep takes one budgeted step of compaction over the slabs: it arms the
-// sweep of each slab whose free space is in pieces (holes adding up to a
-// sixteenth of its capacity or more), and runs the armed slabs' sweeps,
+// sweep of each slab whose free space is in pieces (holes outside its largest
+// free region adding up to an eighth of what it holds, or more), and runs the armed slabs' sweeps,
 // starting from a different slab each call so none starves, until budget
 // is spent. Zero fields of budget take arena.DefaultBudget's; the budget
 // bounds the whole call, not each slab. Moved ranges are reported through
@@ -33,8 +33,10 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 		s := a.slabs[(a.sweepNext+i)%n]
 		if !s.ar.Armed() {
 			st := s.ar.Stats()
-			holes := st.FreeElems - st.LargestFreeElems
-			if holes == 0 || holes < st.CapacityElems/16 {
+			// Free space outside the largest region (most often the
+			// tail) is in holes between ranges.
+			holes := uint64(st.FreeElems - st.LargestFreeElems)
+			if holes == 0 || holes*8 < st.ReservedElems {
 				continue
 			}
 			s.ar.Arm()

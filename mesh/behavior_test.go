@@ -1,0 +1,326 @@
+package mesh_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/mesh"
+)
+
+// fixedMesh returns a mesh of nv vertices of stride and ni indices of f,
+// its bytes drawn from r.
+func fixedMesh(r *rand.Rand, stride uint32, nv int, f mesh.IndexFormat, ni int) mesh.Mesh {
+	m := mesh.Mesh{VertexStride: stride, Vertices: make([]byte, nv*int(stride)), IndexFormat: f, Indices: make([]byte, ni*int(f))}
+	for i := range m.Vertices {
+		m.Vertices[i] = byte(r.Uint32())
+	}
+	for i := range m.Indices {
+		m.Indices[i] = byte(r.Uint32())
+	}
+	return m
+}
+
+func TestStagedUntilFlush(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		md := newModel(t, dev, mesh.Settings{})
+		r := rand.New(rand.NewPCG(3, 3))
+		h := md.add(t, fixedMesh(r, 12, 4, mesh.Uint16, 6))
+		if st := md.a.Stats(); st.Buffers() != 0 || st.Pending != 1 {
+			t.Fatalf("Add created buffers or did not stage: %+v", st)
+		}
+		if _, _, err := md.a.Slices(h); !errors.Is(err, mesh.ErrNotResident) {
+			t.Fatalf("Slices before Flush: %v", err)
+		}
+		md.verify(t)
+		md.flush(t)
+		md.verify(t)
+		// A resize is not resident until the next Flush; a same-size
+		// rewrite stays resident, with the old bytes until then.
+		md.modify(t, h, fixedMesh(r, 12, 5, mesh.Uint16, 6))
+		md.verify(t)
+		md.flush(t)
+		md.modifyInPlace(t, h, r)
+		if !md.a.Resident(h) {
+			t.Fatal("same-size Modify made the mesh not resident")
+		}
+		md.verify(t)
+		md.flush(t)
+		md.verify(t)
+		// A layout change is a resize.
+		md.modify(t, h, fixedMesh(r, 20, 3, mesh.Uint32, 6))
+		md.verify(t)
+		md.flush(t)
+		md.verify(t)
+		// Removed before its first Flush: nothing is placed.
+		h2 := md.add(t, fixedMesh(r, 24, 10, 0, 0))
+		md.remove(t, h2)
+		md.flush(t)
+		md.verify(t)
+	})
+}
+
+// TestOneGrowthPerFrame: however many arrays a frame adds, each slab grows
+// at most once in its Flush, and a growth copies only the used part.
+func TestOneGrowthPerFrame(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	md := newModel(t, dev, mesh.Settings{MinSlabBytes: 1 << 10, GrowthFactor: 1.25})
+	r := rand.New(rand.NewPCG(4, 4))
+	for frame := range 12 {
+		before := md.a.Stats()
+		for range 100 * (frame + 1) {
+			md.add(t, fixedMesh(r, 12, 1+r.IntN(40), mesh.Uint32, 3*(1+r.IntN(20))))
+		}
+		md.flush(t)
+		after := md.a.Stats()
+		if grew := after.Growths - before.Growths; grew > uint64(before.Slabs) {
+			t.Fatalf("frame %d: %d growths over %d slabs", frame, grew, before.Slabs)
+		}
+		if copied := after.BytesCopied - before.BytesCopied; copied > before.UsedBytes {
+			t.Fatalf("frame %d: growth copied %d bytes, only %d used", frame, copied, before.UsedBytes)
+		}
+		if frame == 0 && after.Growths != 0 {
+			t.Fatalf("first frame grew: new slabs are sized for the frame")
+		}
+		md.verify(t)
+	}
+	if md.a.Stats().Growths == 0 {
+		t.Fatal("no growth exercised")
+	}
+}
+
+func TestLargeAndNoBaseVertex(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		r := rand.New(rand.NewPCG(5, 5))
+		md := newModel(t, dev, mesh.Settings{LargeThresholdBytes: 1200})
+		small := md.add(t, fixedMesh(r, 12, 10, mesh.Uint16, 30))
+		large := md.add(t, fixedMesh(r, 12, 100, mesh.Uint16, 30)) // 1200 vertex bytes: its own buffer
+		md.flush(t)
+		md.verify(t)
+		vs, is, _ := md.a.Slices(small)
+		vl, il, _ := md.a.Slices(large)
+		if vl.Buffer == vs.Buffer || vl.Start != 0 || vl.Len() != 100 || il.Buffer != is.Buffer {
+			t.Fatalf("large vertex array not in a buffer of its own (or its indices not shared): %+v %+v / %+v %+v", vs, is, vl, il)
+		}
+		if st := md.a.Stats(); st.OwnBuffers != 1 || st.OwnBytes != 1200 || st.Slabs != 2 {
+			t.Fatalf("stats %+v", st)
+		}
+		md.remove(t, large)
+		md.flush(t)
+		if st := md.a.Stats(); st.OwnBuffers != 0 || st.OwnBytes != 0 {
+			t.Fatalf("own buffer kept after Remove: %+v", st)
+		}
+
+		nb := newModel(t, dev, mesh.Settings{NoBaseVertex: true})
+		var hs []mesh.Handle
+		for range 5 {
+			hs = append(hs, nb.add(t, fixedMesh(r, 6, 5, mesh.Uint16, 9)))
+		}
+		nb.flush(t)
+		nb.verify(t)
+		seen := map[device.Buffer]bool{}
+		var ib device.Buffer
+		for _, h := range hs {
+			v, i, _ := nb.a.Slices(h)
+			if seen[v.Buffer] || v.Start != 0 {
+				t.Fatalf("NoBaseVertex: vertex arrays share a buffer or start past 0: %+v", v)
+			}
+			seen[v.Buffer] = true
+			if ib != nil && i.Buffer != ib {
+				t.Fatalf("NoBaseVertex: index arrays should still share a slab")
+			}
+			ib = i.Buffer
+		}
+		if st := nb.a.Stats(); st.OwnBuffers != 5 || st.Slabs != 1 {
+			t.Fatalf("NoBaseVertex stats %+v", st)
+		}
+	})
+}
+
+// TestSlabLimits: a slab at its maximum leaves arrays to a new slab, and a
+// slab left empty is released.
+func TestSlabLimits(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	r := rand.New(rand.NewPCG(6, 6))
+	md := newModel(t, dev, mesh.Settings{MinSlabBytes: 256, MaxSlabBytes: 4096})
+	var hs []mesh.Handle
+	for range 6 {
+		for range 20 {
+			hs = append(hs, md.add(t, fixedMesh(r, 8, 1+r.IntN(60), 0, 0)))
+		}
+		md.flush(t)
+		md.verify(t)
+	}
+	st := md.a.Stats()
+	if st.Slabs < 3 || st.SlabBytes > uint64(st.Slabs)*4096 {
+		t.Fatalf("slabs not capped at 4 KiB: %+v", st)
+	}
+	for _, h := range hs {
+		md.remove(t, h)
+		md.verify(t)
+	}
+	md.flush(t)
+	if st := md.a.Stats(); st.Slabs != 0 || st.SlabBytes != 0 || st.SlabsReleased != st.SlabsCreated {
+		t.Fatalf("empty slabs kept: %+v", st)
+	}
+	// A device with small buffers clamps the slabs.
+	small := testdevice.Host(t, host.Options{Limits: device.Limits{MaxBufferSize: 1 << 12}})
+	a, err := mesh.New(small, mesh.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	if s := a.Settings(); s.MaxSlabBytes != 1<<12 || s.MinSlabBytes != 1<<12 || s.LargeThresholdBytes != 1<<12 {
+		t.Fatalf("settings not clamped to the device: %+v", s)
+	}
+}
+
+// TestModifyEveryFrame: meshes modified every frame leak nothing.
+func TestModifyEveryFrame(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		resize  bool
+		maxDiff func(first, last mesh.Stats) bool
+	}{
+		// Same sizes: rewritten in place, nothing placed again.
+		{"same-size", false, func(f, l mesh.Stats) bool {
+			return f.Buffers() == l.Buffers() && f.SlabBytes == l.SlabBytes && f.UsedBytes == l.UsedBytes && l.Moves == 0
+		}},
+		// New sizes every frame, with a sweep a frame: the slabs settle.
+		{"resized", true, func(f, l mesh.Stats) bool {
+			return l.Buffers() <= f.Buffers() && l.SlabBytes <= f.SlabBytes
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dev := testdevice.Host(t, host.Options{})
+			md := newModel(t, dev, mesh.Settings{MinSlabBytes: 4 << 10})
+			r := rand.New(rand.NewPCG(7, 7))
+			var hs []mesh.Handle
+			for range 200 {
+				hs = append(hs, md.add(t, fixedMesh(r, 24, 4+r.IntN(30), mesh.Uint16, 3*(1+r.IntN(20)))))
+			}
+			md.flush(t)
+			var first mesh.Stats
+			for frame := range 1000 {
+				for k := range 20 {
+					h := hs[(frame*20+k)%len(hs)]
+					if c.resize {
+						md.modify(t, h, fixedMesh(r, 24, 4+r.IntN(30), mesh.Uint16, 3*(1+r.IntN(20))))
+					} else {
+						md.modifyInPlace(t, h, r)
+					}
+				}
+				md.flush(t)
+				if err := md.a.Sweep(arena.Budget{}); err != nil {
+					t.Fatal(err)
+				}
+				md.a.Moved()
+				if frame == 100 {
+					first = md.a.Stats()
+				}
+				if frame%100 == 99 {
+					md.verify(t)
+				}
+			}
+			last := md.a.Stats()
+			t.Logf("frame 100: %d buffers, %d slab bytes (%d used); frame 1000: %d buffers, %d slab bytes (%d used), %d growths, %d moves",
+				first.Buffers(), first.SlabBytes, first.UsedBytes, last.Buffers(), last.SlabBytes, last.UsedBytes, last.Growths, last.Moves)
+			if !c.maxDiff(first, last) {
+				t.Fatalf("grew between frame 100 and 1000: %+v -> %+v", first, last)
+			}
+		})
+	}
+}
+
+// TestSweepReportsMoves: a sweep closes the holes removals leave, and every
+// mesh whose range moved is reported, once, with its new slices.
+func TestSweepReportsMoves(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		var called []mesh.Handle
+		md := newModel(t, dev, mesh.Settings{OnMove: func(h mesh.Handle) { called = append(called, h) }})
+		r := rand.New(rand.NewPCG(8, 8))
+		var hs []mesh.Handle
+		for range 60 {
+			hs = append(hs, md.add(t, fixedMesh(r, 6, 1+r.IntN(20), mesh.Uint16, 1+r.IntN(30))))
+		}
+		md.flush(t)
+		before := map[mesh.Handle][2]mesh.Slice{}
+		for k, h := range hs {
+			if k%2 == 0 {
+				md.remove(t, h)
+				continue
+			}
+			v, i, _ := md.a.Slices(h)
+			before[h] = [2]mesh.Slice{v, i}
+		}
+		moved := map[mesh.Handle]bool{}
+		for range 100 {
+			if err := md.a.Sweep(arena.Budget{Moves: 3}); err != nil {
+				t.Fatal(err)
+			}
+			md.verify(t)
+			once := map[mesh.Handle]bool{}
+			for _, h := range md.a.Moved() {
+				if once[h] {
+					t.Fatalf("mesh %v listed twice in one Moved", h)
+				}
+				once[h], moved[h] = true, true
+			}
+		}
+		changed := 0
+		for h, b := range before {
+			v, i, _ := md.a.Slices(h)
+			if v.Start != b[0].Start || i.Start != b[1].Start {
+				changed++
+				if !moved[h] {
+					t.Fatalf("mesh %v moved unreported", h)
+				}
+			}
+		}
+		if changed == 0 || changed != len(moved) || len(called) < changed {
+			t.Fatalf("%d meshes moved, %d reported, %d callbacks", changed, len(moved), len(called))
+		}
+		st := md.a.Stats()
+		if st.SlabBytes-st.UsedBytes != 0 && st.Moves == 0 {
+			t.Fatalf("nothing swept: %+v", st)
+		}
+	})
+}
+
+func TestRelease(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	md := newModel(t, dev, mesh.Settings{LargeThresholdBytes: 64})
+	r := rand.New(rand.NewPCG(9, 9))
+	h := md.add(t, fixedMesh(r, 12, 100, mesh.Uint32, 3))
+	md.add(t, fixedMesh(r, 12, 1, mesh.Uint32, 3))
+	md.flush(t)
+	md.a.Release()
+	md.a.Release()
+	var nilA *mesh.Allocator
+	nilA.Release()
+	for name, err := range map[string]error{
+		"Flush":   md.a.Flush(),
+		"Sweep":   md.a.Sweep(arena.Budget{}),
+		"Compact": md.a.Compact(),
+		"Remove":  md.a.Remove(h),
+		"Modify":  md.a.Modify(h, mesh.Mesh{}),
+	} {
+		if !errors.Is(err, mesh.ErrReleased) {
+			t.Errorf("%s after Release: %v", name, err)
+		}
+	}
+	if _, err := md.a.Add(mesh.Mesh{}); !errors.Is(err, mesh.ErrReleased) {
+		t.Errorf("Add after Release: %v", err)
+	}
+	if _, _, err := md.a.Slices(h); !errors.Is(err, mesh.ErrReleased) {
+		t.Errorf("Slices after Release: %v", err)
+	}
+	dev.Wait()
+	if st := dev.Stats(); st.Buffers != 0 {
+		t.Fatalf("%d buffers alive after Release", st.Buffers)
+	}
+}
