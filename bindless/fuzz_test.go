@@ -1,0 +1,104 @@
+package bindless_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/gpumem/gpumem/bindless"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
+)
+
+var fuzzKeys = []bindless.Key{
+	rgba4,
+	rgba8,
+	r32x2,
+	{Format: device.RGBA8Unorm, Width: 1, Height: 1},
+	{Format: device.RGBA8Unorm, Width: 4, Height: 4, Mips: 3},
+}
+
+// runRegistry drives a registry with a command stream and checks it
+// against the model after every command. Commands are byte pairs (op,
+// arg); ids are "0" to "15" (arg%16), keys arg%5 of fuzzKeys.
+//
+//	0-2: register an id with a key (an id registered with another key must
+//	     fail with ErrMismatch, with the same key return the same handle)
+//	3:   unregister an id
+//	4:   update an id
+//	5:   refuse the next page creation, then register
+func runRegistry(data []byte) error {
+	dev, err := host.New(host.Options{})
+	if err != nil {
+		return err
+	}
+	defer dev.Release()
+	r, err := bindless.New[string](dev, bindless.Options{LayersPerPage: 3, MaxPages: 6, MaxPagesPerBucket: 3})
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	m := newModel(dev, r)
+	for i := 0; i+1 < len(data); i += 2 {
+		op, arg := data[i]%6, data[i+1]
+		id := fmt.Sprint(arg % 16)
+		key := fuzzKeys[int(arg/16)%len(fuzzKeys)]
+		pages, version := r.NumPages(), r.Version()
+		var err error
+		switch op {
+		case 0, 1, 2, 5:
+			if op == 5 {
+				dev.FailNextCreates(1)
+			}
+			e, had := m.want[id]
+			_, err = m.register(id, key, i)
+			dev.FailNextCreates(0)
+			switch {
+			case had && e.key != key.Normalized():
+				if !errors.Is(err, bindless.ErrMismatch) {
+					return fmt.Errorf("command %d: Register(%q) with another key: %v", i, id, err)
+				}
+				err = nil
+			case errors.Is(err, bindless.ErrFull):
+				err = nil
+			}
+		case 3:
+			err = m.unregister(id)
+			if _, had := m.want[id]; !had && errors.Is(err, bindless.ErrNotRegistered) {
+				err = nil
+			}
+		case 4:
+			if _, had := m.want[id]; had {
+				err = m.update(id, i)
+			} else if err = r.Update(id, 4, 4, pixels(rgba4, 0)); errors.Is(err, bindless.ErrNotRegistered) {
+				err = nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("command %d (op %d, id %s, key %v): %w", i, op, id, key, err)
+		}
+		if (r.NumPages() != pages) != (r.Version() != version) || r.NumPages() < pages {
+			return fmt.Errorf("command %d: pages %d -> %d, version %d -> %d", i, pages, r.NumPages(), version, r.Version())
+		}
+		if err := m.verify(); err != nil {
+			return fmt.Errorf("command %d (op %d, id %s): %w", i, op, id, err)
+		}
+	}
+	return nil
+}
+
+func FuzzRegistry(f *testing.F) {
+	for _, s := range [][]byte{
+		{0, 0, 0, 1, 0, 2, 0, 3, 3, 1, 0, 17, 0, 33, 4, 0},
+		{0, 16, 0, 17, 0, 18, 0, 19, 0, 20, 0, 21, 0, 22, 0, 23, 0, 24, 0, 25, 3, 18, 5, 26, 0, 26},
+		{0, 64, 0, 65, 4, 64, 3, 64, 0, 80, 0, 48, 0, 49, 0, 50, 0, 51},
+		{5, 0, 5, 16, 0, 0, 1, 16},
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := runRegistry(data); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
