@@ -1,0 +1,84 @@
+package mesh_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/mesh"
+)
+
+// FuzzAllocator drives an allocator with a command stream (add, remove,
+// modify in place, resize, flush, sweep, compact) against the model, and
+// checks the bookkeeping after every command and the device's bytes after
+// every flush, sweep and compaction. Small slabs and a small large
+// threshold put every path in reach.
+func FuzzAllocator(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 4, 1, 5, 2, 4, 3, 4, 6, 5})
+	f.Add([]byte{0, 9, 0, 17, 0, 33, 4, 1, 0, 0, 0, 4, 5, 5, 5, 6, 4})
+	f.Add([]byte("\x00\x10\x00\x20\x00\x30\x00\x40\x04\x01\x01\x01\x04\x05\x05\x00\x50\x04\x06"))
+	f.Fuzz(func(t *testing.T, cmds []byte) {
+		if len(cmds) > 300 {
+			cmds = cmds[:300]
+		}
+		dev := testdevice.Host(t, host.Options{})
+		md := newModel(t, dev, mesh.Settings{MinSlabBytes: 64, MaxSlabBytes: 2048, LargeThresholdBytes: 512, MaxMeshesPerSlab: 64})
+		r := rand.New(rand.NewPCG(uint64(len(cmds)), 1))
+		var hs []mesh.Handle
+		pick := func(b byte) (mesh.Handle, int, bool) {
+			if len(hs) == 0 {
+				return mesh.Handle{}, 0, false
+			}
+			i := int(b) % len(hs)
+			return hs[i], i, true
+		}
+		for i := 0; i < len(cmds); i++ {
+			arg := byte(0)
+			if i+1 < len(cmds) {
+				arg = cmds[i+1]
+			}
+			switch cmds[i] % 7 {
+			case 0: // add
+				i++
+				hs = append(hs, md.add(t, randMesh(rand.New(rand.NewPCG(uint64(arg), uint64(i))), int(arg%24))))
+			case 1: // remove
+				i++
+				if h, k, ok := pick(arg); ok {
+					md.remove(t, h)
+					hs = append(hs[:k], hs[k+1:]...)
+				}
+			case 2: // modify in place
+				i++
+				if h, _, ok := pick(arg); ok {
+					md.modifyInPlace(t, h, r)
+				}
+			case 3: // modify with new sizes
+				i++
+				if h, _, ok := pick(arg); ok {
+					md.modify(t, h, randMesh(r, int(arg%24)))
+				}
+			case 4:
+				md.flush(t)
+				md.verify(t)
+			case 5:
+				if err := md.a.Sweep(arena.Budget{Moves: 1 + int(arg%4)}); err != nil {
+					t.Fatal(err)
+				}
+				md.a.Moved()
+				md.verify(t)
+			case 6:
+				if err := md.a.Compact(); err != nil {
+					t.Fatal(err)
+				}
+				md.verify(t)
+			}
+			if err := mesh.Check(md.a); err != nil {
+				t.Fatalf("command %d: %v", i, err)
+			}
+		}
+		md.flush(t)
+		md.verify(t)
+	})
+}
