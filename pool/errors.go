@@ -1,0 +1,34 @@
+package pool
+
+import "errors"
+
+// Errors returned by a Pool; each comes wrapped with context, and device
+// errors come wrapped as they are (device.ErrOutOfMemory from a refused
+// creation, say), so callers test for either with errors.Is.
+var (
+	// ErrInvalidRequest is returned by Acquire for a zero size, an
+	// alignment that is not a power of two, or an invalid usage.
+	ErrInvalidRequest = errors.New("pool: invalid request")
+
+	// ErrTooLarge is returned by Acquire when the request's class is
+	// larger than the device's largest buffer.
+	ErrTooLarge = errors.New("pool: request too large for the device")
+
+	// ErrOverBudget is returned by Acquire when a new buffer would not fit
+	// in the budget even with every idle buffer evicted.
+	ErrOverBudget = errors.New("pool: over budget")
+
+	// ErrUnknownLease is returned by Release for a Lease the pool did not
+	// hand out: the zero Lease or one of another pool.
+	ErrUnknownLease = errors.New("pool: unknown lease")
+
+	// ErrNotLeased is returned by Release for a Lease released already:
+	// its buffer is idle, evicted, or leased again under a newer Lease.
+	ErrNotLeased = errors.New("pool: lease already released")
+
+	// ErrInvalidOptions is returned by New for options that cannot work.
+	ErrInvalidOptions = errors.New("pool: invalid options")
+
+	// ErrClosed is returned by Acquire and Release after Close.
+	ErrClosed = errors.New("pool: closed")
+)

@@ -1,0 +1,35 @@
+package pool
+
+import (
+	"fmt"
+	"time"
+)
+
+// Options configure a Pool. The zero value is a pool without budget or
+// eviction by age, on the wall clock.
+type Options struct {
+	// Label names the buffers the pool creates, in debuggers and errors.
+	Label string
+	// BudgetBytes caps the bytes the pool holds, leased and idle; 0 means
+	// no cap. See the package documentation.
+	BudgetBytes uint64
+	// MaxIdle is how long a buffer may stay idle before Release or Evict
+	// evicts it; 0 means idle buffers stay until the budget, Trim or Close
+	// takes them.
+	MaxIdle time.Duration
+	// Clock tells the time for MaxIdle; nil means time.Now. It is read once
+	// per Release and per Evict, and only when MaxIdle is set. Times it
+	// returns should not go backwards; if they do, buffers are evicted
+	// late, never early.
+	Clock func() time.Time
+}
+
+func (o Options) resolve() (Options, error) {
+	if o.MaxIdle < 0 {
+		return o, fmt.Errorf("%w: negative MaxIdle %v", ErrInvalidOptions, o.MaxIdle)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o, nil
+}
