@@ -32,6 +32,9 @@ type Handle struct {
 	gen uint32 // record generation; 0 never names a live record
 }
 
+// String returns the handle as "handle index.generation".
+func (h Handle) String() string { return fmt.Sprintf("handle %d.%d", h.idx, h.gen) }
+
 // Slice is where one of a mesh's arrays lives: a buffer and a range of
 // elements (vertices or indices) in it, [Start, End). Draw with base vertex
 // (or first index) Start. A mesh without that array has the zero Slice: a
