@@ -45,3 +45,33 @@ func BenchmarkBufferAlloc(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkArenaAlloc measures Alloc of 64 bytes in frames of 1024 on 1 MiB
+// blocks, each frame ended with a fence (host: complete at once, so
+// blocks are reused).
+func BenchmarkArenaAlloc(b *testing.B) {
+	dev, err := host.New(host.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Release()
+	a, err := ring.NewArena(dev, ring.ArenaOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Release()
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if _, err := a.Alloc(64); err != nil {
+			b.Fatal(err)
+		}
+		if n++; n == 1024 {
+			n = 0
+			f, _ := dev.Fence()
+			if err := a.EndFrame(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

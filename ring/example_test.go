@@ -37,3 +37,29 @@ func ExampleBuffer() {
 	// GPU busy: true
 	// GPU done: offset 0
 }
+
+// A frame arena for vertex scratch: each frame bumps through its own
+// block; a frame that outgrows it chains a larger one, and from then on
+// blocks are made as large as that frame needed.
+func ExampleArena() {
+	dev, _ := host.New(host.Options{})
+	defer dev.Release()
+	a, _ := ring.NewArena(dev, ring.ArenaOptions{BlockBytes: 4096, Grow: true})
+	defer a.Release()
+
+	for frame := range 3 {
+		var offsets []uint64
+		for range 3 {
+			s, _ := a.Alloc(2000) // a frame's vertices
+			offsets = append(offsets, s.Offset)
+		}
+		fence, _ := dev.Fence()
+		_ = a.EndFrame(fence)
+		st := a.Stats()
+		fmt.Println("frame", frame, "offsets", offsets, "chained", st.Chains, "block size", st.BlockBytes)
+	}
+	// Output:
+	// frame 0 offsets [0 2000 0] chained 1 block size 6000
+	// frame 1 offsets [0 2000 4000] chained 1 block size 6000
+	// frame 2 offsets [0 2000 4000] chained 1 block size 6000
+}

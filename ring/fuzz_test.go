@@ -101,3 +101,26 @@ func FuzzBuffer(f *testing.F) {
 		}
 	})
 }
+
+func openArena(grow bool) func(dev *host.Device) (frameAllocator, uint64, error) {
+	return func(dev *host.Device) (frameAllocator, uint64, error) {
+		a, err := ring.NewArena(dev, ring.ArenaOptions{BlockBytes: 8 << 10, Grow: grow, MaxBlockBytes: 256 << 10, MaxBlocks: 8, Usage: arenaUsage})
+		if err != nil {
+			return nil, 0, err
+		}
+		return a, a.Alignment(), nil
+	}
+}
+
+func FuzzArena(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, grow := range []bool{false, true} {
+			if err := runFrames(data, openArena(grow)); err != nil {
+				t.Fatalf("grow %v: %v", grow, err)
+			}
+		}
+	})
+}

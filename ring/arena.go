@@ -1,0 +1,301 @@
+package ring
+
+// A linear frame arena over blocks, one (or more) per frame in flight.
+//
+// The open frame bumps through its current block: an allocation of n
+// bytes (rounded up to align) takes [used, used+n) when used+n <= the
+// block's size. A frame that outgrows its block chains a new one (Grow),
+// twice as large or as large as the request, or gets ErrFull; there is no
+// wrap within a block. EndFrame hands every block of the frame to the GPU
+// with the frame's fence and leaves the frame without a block; the next
+// Alloc takes a block whose fence has completed, or makes one.
+//
+// Block size: new blocks are made target bytes large, and target grows to
+// what the largest frame asked for in total, so a frame that chained
+// blocks once gets a single block after that. Completed blocks smaller
+// than target are released instead of reused.
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// ArenaOptions configure an Arena. The zero value is 1 MiB vertex and
+// index blocks, 4-byte aligned, that return ErrFull on overflow.
+type ArenaOptions struct {
+	// Label names the device buffers.
+	Label string
+	// BlockBytes is the size of the first blocks, rounded up to
+	// Alignment; 0 means 1 MiB.
+	BlockBytes uint64
+	// Grow makes a frame that outgrows its block chain a larger one, and
+	// later blocks as large as that frame needed, instead of ErrFull.
+	Grow bool
+	// MaxBlockBytes caps a block; 0 means the device's MaxBufferSize.
+	MaxBlockBytes uint64
+	// MaxBlocks caps the blocks alive at once (in flight, free and open);
+	// 0 means 16. A frame that needs a block beyond it gets ErrFull: the
+	// GPU is that many blocks behind.
+	MaxBlocks int
+	// Usage of the blocks; 0 means Vertex|Index|CopyDst.
+	Usage device.Usage
+	// Alignment of every offset and size, a power of two; 0 or less than
+	// 4 means 4.
+	Alignment uint32
+}
+
+// ArenaStats is a snapshot of an Arena's counters.
+type ArenaStats struct {
+	BlockBytes     uint64 // size new blocks are made
+	UsedBytes      uint64 // bytes handed out in the open frame, rounding included
+	Blocks         int    // blocks alive
+	InFlightBlocks int    // blocks waiting for their frame's fence
+	Frames         int    // EndFrame calls
+	Allocs         int    // successful Alloc calls
+	Chains         int    // blocks chained because a frame outgrew its block
+	Full           int    // Alloc calls that returned ErrFull
+}
+
+type block struct {
+	buf   device.Buffer
+	fence uint64
+}
+
+// Arena is a linear per-frame allocator for vertex and index scratch.
+// Create one with NewArena. It is not safe for concurrent use.
+//
+// Invariants: used <= cur's size; every block is in exactly one of cur,
+// full (the open frame's earlier blocks), inflight or free; free blocks
+// are at least target bytes.
+type Arena struct {
+	dev       device.Device
+	opts      ArenaOptions
+	align     uint64
+	max       uint64
+	target    uint64
+	cur       device.Buffer // the open frame's block; nil before its first Alloc
+	used      uint64
+	full      []device.Buffer
+	frameNeed uint64 // bytes the open frame asked for, over all its blocks
+	inflight  queue[block]
+	free      []device.Buffer
+	blocks    int
+	lastFence uint64
+	released  bool
+	stats     ArenaStats
+}
+
+// NewArena returns an arena on dev. It creates no block until the first
+// Alloc. It fails with ErrInvalidOptions.
+func NewArena(dev device.Device, opts ArenaOptions) (*Arena, error) {
+	l := dev.Limits()
+	align := uint64(max(opts.Alignment, device.CopyAlignment))
+	if align&(align-1) != 0 {
+		return nil, fmt.Errorf("ring.NewArena: alignment %d is not a power of two: %w", align, ErrInvalidOptions)
+	}
+	if opts.Usage == 0 {
+		opts.Usage = device.Vertex | device.Index | device.CopyDst
+	}
+	if err := opts.Usage.Validate(); err != nil {
+		return nil, fmt.Errorf("ring.NewArena: %w: %w", ErrInvalidOptions, err)
+	}
+	if opts.BlockBytes == 0 {
+		opts.BlockBytes = 1 << 20
+	}
+	if opts.MaxBlocks == 0 {
+		opts.MaxBlocks = 16
+	}
+	maxBytes := opts.MaxBlockBytes
+	if maxBytes == 0 {
+		maxBytes = l.MaxBufferSize
+	}
+	maxBytes = min(maxBytes, l.MaxBufferSize) &^ (align - 1)
+	target, ok := alignUp(opts.BlockBytes, align)
+	if !ok || target > maxBytes || opts.MaxBlocks < 1 {
+		return nil, fmt.Errorf("ring.NewArena: blocks of %d bytes (maximum %d), at most %d: %w", opts.BlockBytes, maxBytes, opts.MaxBlocks, ErrInvalidOptions)
+	}
+	return &Arena{dev: dev, opts: opts, align: align, max: maxBytes, target: target}, nil
+}
+
+// Alignment returns the alignment of every offset in bytes.
+func (a *Arena) Alignment() uint64 { return a.align }
+
+// Alloc hands out size bytes of the open frame's block, at an offset
+// aligned to the arena's alignment. It fails with ErrInvalidSize for 0
+// bytes and ErrFull when the frame outgrows its block without Grow, a
+// block would pass MaxBlockBytes or MaxBlocks, or the device refuses one
+// (wrapped too); then nothing changed.
+//
+// O(1) and no allocation, except when it takes a block (at a frame's
+// first Alloc, or when the frame outgrows its block).
+func (a *Arena) Alloc(size uint64) (Slice, error) {
+	if a.released {
+		return Slice{}, fmt.Errorf("ring: Arena.Alloc: %w", ErrReleased)
+	}
+	n, ok := alignUp(size, a.align)
+	if size == 0 || !ok {
+		return Slice{}, fmt.Errorf("ring: Arena.Alloc of %d bytes: %w", size, ErrInvalidSize)
+	}
+	if a.cur != nil && a.used+n <= a.cur.Size() {
+		off := a.used
+		a.used += n
+		a.frameNeed += n
+		a.stats.Allocs++
+		return Slice{Buffer: a.cur, Offset: off, Size: size}, nil
+	}
+	if err := a.takeBlock(n); err != nil {
+		a.stats.Full++
+		return Slice{}, fmt.Errorf("ring: Arena.Alloc of %d bytes: %w", size, err)
+	}
+	a.used = n
+	a.frameNeed += n
+	a.stats.Allocs++
+	return Slice{Buffer: a.cur, Offset: 0, Size: size}, nil
+}
+
+// takeBlock makes the open frame's current block one that holds n bytes:
+// a free one, or a new one. On error nothing changed.
+func (a *Arena) takeBlock(n uint64) error {
+	chain := a.cur != nil
+	if chain && !a.opts.Grow {
+		return fmt.Errorf("the frame's block of %d bytes has %d left: %w", a.cur.Size(), a.cur.Size()-a.used, ErrFull)
+	}
+	size := a.target
+	if chain {
+		size = max(size, 2*a.cur.Size())
+	}
+	size = max(size, n)
+	if size > a.max {
+		size = a.max
+	}
+	if n > size || (n > a.target && !a.opts.Grow) {
+		return fmt.Errorf("blocks of %d bytes, maximum %d: %w", a.target, a.max, ErrFull)
+	}
+	if err := a.reclaim(); err != nil {
+		return err
+	}
+	var buf device.Buffer
+	if k := len(a.free); k > 0 && a.free[k-1].Size() >= size {
+		buf = a.free[k-1]
+		a.free[k-1] = nil
+		a.free = a.free[:k-1]
+	} else {
+		if a.blocks >= a.opts.MaxBlocks {
+			return fmt.Errorf("%d blocks alive, %d in flight: %w", a.blocks, a.inflight.len(), ErrFull)
+		}
+		var err error
+		buf, err = a.dev.CreateBuffer(device.BufferDesc{Label: a.opts.Label, Size: size, Usage: a.opts.Usage})
+		if err != nil {
+			return fmt.Errorf("block of %d bytes: %w: %w", size, ErrFull, err)
+		}
+		a.blocks++
+	}
+	if chain {
+		a.full = append(a.full, a.cur)
+		a.stats.Chains++
+	}
+	a.cur = buf
+	return nil
+}
+
+// reclaim polls the device and moves the blocks whose fence completed to
+// the free list, releasing those smaller than target.
+func (a *Arena) reclaim() error {
+	if a.inflight.len() == 0 {
+		return nil
+	}
+	done, err := a.dev.Completed()
+	if err != nil {
+		return err
+	}
+	for a.inflight.len() > 0 && a.inflight.front().fence <= done {
+		buf := a.inflight.pop().buf
+		if buf.Size() < a.target {
+			buf.Release()
+			a.blocks--
+			continue
+		}
+		a.free = append(a.free, buf)
+	}
+	return nil
+}
+
+// EndFrame ends the open frame: its blocks are the GPU's until the device
+// completes fence (see Buffer.EndFrame), and the next Alloc starts a new
+// frame in another block. fence is positive and at least the previous
+// frame's (ErrInvalidFence). No allocation once warmed up.
+func (a *Arena) EndFrame(fence uint64) error {
+	if a.released {
+		return fmt.Errorf("ring: Arena.EndFrame: %w", ErrReleased)
+	}
+	if fence == 0 || fence < a.lastFence {
+		return fmt.Errorf("ring: Arena.EndFrame with fence %d after %d: %w", fence, a.lastFence, ErrInvalidFence)
+	}
+	for i, b := range a.full {
+		a.inflight.push(block{b, fence})
+		a.full[i] = nil
+	}
+	a.full = a.full[:0]
+	if a.cur != nil {
+		a.inflight.push(block{a.cur, fence})
+		a.cur, a.used = nil, 0
+	}
+	if a.opts.Grow && a.frameNeed > a.target {
+		t, _ := alignUp(a.frameNeed, a.align)
+		a.target = min(t, a.max)
+	}
+	a.frameNeed = 0
+	a.lastFence = fence
+	a.stats.Frames++
+	if err := a.reclaim(); err != nil {
+		return fmt.Errorf("ring: Arena.EndFrame: %w", err)
+	}
+	// Free blocks made before target grew are too small now.
+	keep := a.free[:0]
+	for _, b := range a.free {
+		if b.Size() < a.target {
+			b.Release()
+			a.blocks--
+			continue
+		}
+		keep = append(keep, b)
+	}
+	clear(a.free[len(keep):])
+	a.free = keep
+	return nil
+}
+
+// Stats returns a snapshot of the arena's counters.
+func (a *Arena) Stats() ArenaStats {
+	s := a.stats
+	s.BlockBytes = a.target
+	s.UsedBytes = a.used
+	s.Blocks = a.blocks
+	s.InFlightBlocks = a.inflight.len()
+	return s
+}
+
+// Release releases every block; the device frees them once the GPU has
+// finished the work recorded on them. Idempotent and nil-safe; later
+// calls return ErrReleased.
+func (a *Arena) Release() {
+	if a == nil || a.released {
+		return
+	}
+	a.released = true
+	if a.cur != nil {
+		a.cur.Release()
+		a.cur = nil
+	}
+	for _, b := range a.full {
+		b.Release()
+	}
+	for _, b := range a.free {
+		b.Release()
+	}
+	for a.inflight.len() > 0 {
+		a.inflight.pop().buf.Release()
+	}
+	a.full, a.free, a.blocks = nil, nil, 0
+}
