@@ -52,7 +52,7 @@ func classBytes(c int) uint64 {
 func requestClass(size, align uint64) int {
 	size = (size + align - 1) &^ (align - 1)
 	c := classOf(size / 4)
-	for classBytes(c)%align != 0 {
+	for classBytes(c)&(align-1) != 0 {
 		c++
 	}
 	return c

@@ -292,7 +292,7 @@ func (uc *usageClasses) fit(c int, align uint64) *entry {
 	window &= 1<<fitClasses - 1
 	for window != 0 {
 		k := c + bits.TrailingZeros64(window)
-		if classBytes(k)%align == 0 {
+		if classBytes(k)&(align-1) == 0 {
 			return uc.heads[k]
 		}
 		window &= window - 1
