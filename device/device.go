@@ -40,11 +40,21 @@ type Device interface {
 	// see TextureDesc.Validate. It allocates the texture's memory.
 	CreateTexture(desc TextureDesc) (Texture, error)
 
-	// WriteBuffer writes data to buf at offset. buf needs CopyDst; offset
-	// and len(data) are multiples of 4 (ErrInvalidAlignment) and the range
-	// lies inside buf (ErrOutOfBounds). The data is copied before the call
-	// returns: the caller may reuse data at once. Writing zero bytes is
-	// valid and does nothing. O(len(data)).
+	// WriteBuffer writes data to buf at offset. buf needs CopyDst or
+	// MapWrite; offset and len(data) are multiples of 4
+	// (ErrInvalidAlignment) and the range lies inside buf
+	// (ErrOutOfBounds). The data is copied before the call returns: the
+	// caller may reuse data at once. Writing zero bytes is valid and does
+	// nothing. O(len(data)).
+	//
+	// A MapWrite buffer is written through a mapping, straight into the
+	// memory the GPU copies from: the upload path without a staging copy
+	// (a GPU backend's CopyDst write stages the bytes first). The mapping
+	// needs the GPU to have finished every submitted copy from the
+	// buffer, so a write to a MapWrite buffer that recorded or submitted
+	// work still reads waits for that work (it submits and blocks); a
+	// caller that reuses such buffers only after their fence completes
+	// never waits.
 	WriteBuffer(buf Buffer, offset uint64, data []byte) error
 
 	// ReadBuffer fills dst with buf's bytes from offset, after every

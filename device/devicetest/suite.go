@@ -24,6 +24,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"CreateBuffer", testCreateBuffer},
 		{"WriteRead", testWriteRead},
 		{"CopyBuffer", testCopyBuffer},
+		{"MapWrite", testMapWrite},
 		{"MoveSizeClasses", testMoveSizeClasses},
 		{"MoveLarge", testMoveLarge},
 		{"MoveSweep", testMoveSweep},

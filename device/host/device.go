@@ -144,9 +144,12 @@ func (d *Device) WriteBuffer(buf device.Buffer, offset uint64, data []byte) erro
 	if err := d.usable(op); err != nil {
 		return err
 	}
-	b, err := d.buffer(op, "destination", buf, device.CopyDst)
+	b, err := d.buffer(op, "destination", buf, 0)
 	if err != nil {
 		return err
+	}
+	if u := b.desc.Usage; !u.Has(device.CopyDst) && !u.Has(device.MapWrite) {
+		return fmt.Errorf("%s: buffer %q has usage %v, needs CopyDst or MapWrite: %w", op, b.desc.Label, u, device.ErrInvalidUsage)
 	}
 	if err := device.CheckRange(b.desc.Size, offset, uint64(len(data))); err != nil {
 		return fmt.Errorf("%s %q: %w", op, b.desc.Label, err)

@@ -12,6 +12,9 @@ type Buffer struct {
 	dev  *Device
 	desc device.BufferDesc
 	buf  *wgpu.Buffer // nil after Release
+	// mapped is the whole buffer's mapped range while a MapWrite buffer
+	// is mapped for writing, nil otherwise (see mapwrite.go).
+	mapped []byte
 }
 
 var _ device.Buffer = (*Buffer)(nil)
@@ -37,7 +40,7 @@ func (b *Buffer) release() {
 	if !d.released {
 		d.graveBuffers = append(d.graveBuffers, b.buf)
 	}
-	b.buf = nil
+	b.buf, b.mapped = nil, nil
 }
 
 // internalUsage is the usage a buffer is created with: the caller's, plus
@@ -60,9 +63,10 @@ func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 	var wb *wgpu.Buffer
 	oom, err := d.withOOMScope(func() (err error) {
 		wb, err = d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
-			Label: desc.Label,
-			Size:  desc.Size,
-			Usage: internalUsage(desc.Usage),
+			Label:            desc.Label,
+			Size:             desc.Size,
+			Usage:            internalUsage(desc.Usage),
+			MappedAtCreation: desc.Usage.Has(device.MapWrite),
 		})
 		return err
 	})
@@ -75,6 +79,9 @@ func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 		return nil, fmt.Errorf("webgpu: create buffer %q of %d bytes: %w", desc.Label, desc.Size, device.ErrOutOfMemory)
 	}
 	b := &Buffer{dev: d, desc: desc, buf: wb}
+	if desc.Usage.Has(device.MapWrite) {
+		b.mapped = wb.GetMappedRange(0, uint(desc.Size))
+	}
 	d.buffers[b] = struct{}{}
 	return b, nil
 }
@@ -100,15 +107,21 @@ func (d *Device) buffer(db device.Buffer, role string, want device.Usage) (*Buff
 // WriteBuffer writes data to buf at offset. What is recorded so far is
 // submitted first, so that the write lands after it.
 func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error {
-	b, err := d.buffer(db, "write", device.CopyDst)
+	b, err := d.buffer(db, "write", 0)
 	if err != nil {
 		return err
+	}
+	if u := b.desc.Usage; !u.Has(device.CopyDst) && !u.Has(device.MapWrite) {
+		return fmt.Errorf("webgpu: write buffer %q has usage %v, needs CopyDst or MapWrite: %w", b.desc.Label, u, device.ErrInvalidUsage)
 	}
 	if err := device.CheckRange(b.desc.Size, offset, uint64(len(data))); err != nil {
 		return fmt.Errorf("webgpu: write buffer %q: %w", b.desc.Label, err)
 	}
 	if len(data) == 0 {
 		return nil
+	}
+	if b.desc.Usage.Has(device.MapWrite) {
+		return d.writeMapped(b, offset, data)
 	}
 	if err := d.flush(); err != nil {
 		return err
@@ -141,6 +154,9 @@ func (d *Device) CopyBuffer(dsrc device.Buffer, srcOffset uint64, ddst device.Bu
 	}
 	if size == 0 {
 		return nil
+	}
+	if err := d.unmapForGPU(src); err != nil {
+		return err
 	}
 	enc, err := d.encoder()
 	if err != nil {
@@ -181,6 +197,9 @@ func (d *Device) ReadBuffer(db device.Buffer, offset uint64, dst []byte) error {
 	}
 	if len(dst) == 0 {
 		return nil
+	}
+	if err := d.unmapForGPU(b); err != nil {
+		return err
 	}
 	n := uint64(len(dst))
 	staging, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
