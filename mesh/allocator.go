@@ -95,10 +95,12 @@ type Allocator struct {
 	ownBytes uint64 // their bytes
 
 	// Per-Flush scratch, reused.
-	groups  map[Layout][]piece
-	order   []Layout
-	placed  []piece
-	scratch []piece
+	groups   map[Layout][]piece
+	order    []Layout
+	placed   []piece
+	scratch  []piece
+	unplaced []piece
+	tail     [4]byte // an array's last, padded word
 
 	moved     []Handle // since the last Moved call
 	movedOut  []Handle // Moved's result

@@ -20,17 +20,20 @@ import (
 //     mode: it gets a buffer of its own now — or joins its layout's group.
 //
 //  2. Place, layout by layout, largest array first. For each slab of the
-//     layout, in order, take the arrays that still fit under the slab's
-//     maximum (first fit, decreasing), and reserve room for all of them at
-//     once: one arena allocation of the sum of their sizes, each rounded
-//     up to its offset-allocator bin, freed at once. If the arena had to
-//     grow for it, that was the slab's one growth this frame: one new
-//     buffer and one copy of the used part. The freed reservation is one
-//     free region of at least that sum, so every array of the batch is
-//     then allocated without a refusal: a request looks for a region in
-//     its rounded-up bin or above, and a region of at least that size is
-//     filed there. Arrays no slab takes go to new slabs, each sized for
-//     what it takes (at least the minimum slab size).
+//     layout, in order: first fill the slab's holes, placing every array
+//     whose size, rounded up to its offset-allocator bin, is at most the
+//     slab's largest free region: such a request is never refused (it
+//     looks for a region in its rounded-up bin or above, and that region
+//     is filed there), so nothing grows. Then take the arrays left that
+//     still fit under the slab's maximum (first fit, decreasing) and
+//     reserve room for all of them at once: one arena allocation of the
+//     sum of their rounded sizes, freed at once. If the arena had to grow
+//     for it, that was the slab's one growth this frame: one new buffer
+//     and one copy of the used part. The freed reservation is one free
+//     region of at least that sum, so every array of the batch is then
+//     allocated without a refusal, by the same argument. Arrays no slab
+//     takes go to new slabs, each sized for what it takes (at least the
+//     minimum slab size).
 //
 //  3. Upload every staged array, placed now or before (a modification
 //     of the same size is rewritten in place), and mark its mesh
@@ -159,68 +162,108 @@ func (a *Allocator) placeOwn(p *part, pc piece) error {
 
 // placeGroup places pieces, all of layout l, in l's slabs; see above.
 func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
-	slices.SortFunc(pieces, func(x, y piece) int {
+	byOrder := func(x, y piece) int {
 		return cmp.Or(cmp.Compare(y.slots, x.slots), cmp.Compare(x.idx, y.idx), cmp.Compare(x.kind, y.kind))
-	})
-	maxSlots := a.set.shape(l).maxSlots
+	}
+	slices.SortFunc(pieces, byOrder)
+	sh := a.set.shape(l)
+	maxCount := int(a.set.MaxMeshesPerSlab) - 2 // a batch's allocations, the reservation's and the tail's nodes
 	rest := pieces
 	for _, s := range a.byLayout[l] {
 		if len(rest) == 0 {
 			return nil
 		}
-		reserved := s.ar.Stats().ReservedElems
-		if reserved >= uint64(maxSlots) {
+		var full bool
+		var err error
+		rest, full, err = a.fill(s, rest)
+		if err != nil {
+			return err
+		}
+		if full || len(rest) == 0 {
 			continue
 		}
-		batch, left, sum := a.take(rest, uint64(maxSlots)-reserved)
+		reserved := s.ar.Stats().ReservedElems
+		if reserved >= uint64(sh.maxSlots) {
+			continue
+		}
+		batch, left, sum := a.take(rest, uint64(sh.maxSlots)-reserved, maxCount)
 		if len(batch) == 0 {
 			continue
 		}
-		err := a.reserve(s, sum)
-		if errors.Is(err, arena.ErrFull) {
+		err = a.reserve(s, sum)
+		if errors.Is(err, arena.ErrFull) || errors.Is(err, arena.ErrTooManyAllocations) {
 			// At its maximum after all, or the device refused the growth:
 			// the batch goes on to the next slab or a new one.
 			rest = append(left, batch...)
-			slices.SortFunc(rest, func(x, y piece) int {
-				return cmp.Or(cmp.Compare(y.slots, x.slots), cmp.Compare(x.idx, y.idx), cmp.Compare(x.kind, y.kind))
-			})
+			slices.SortFunc(rest, byOrder)
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if err := a.allocate(s, batch); err != nil {
-			return err
-		}
-		rest = left
-	}
-	for len(rest) > 0 {
-		batch, left, sum := a.take(rest, uint64(maxSlots))
-		if len(batch) == 0 {
-			return fmt.Errorf("mesh: %d slots of %v do not fit a slab of %d: %w", rest[0].slots, l, maxSlots, arena.ErrFull) // dedicated() sends these elsewhere
-		}
-		s, err := a.newSlab(l, max(a.set.shape(l).minSlots, uint32(sum)))
+		unplaced, err := a.allocate(s, batch)
 		if err != nil {
 			return err
 		}
-		if err := a.allocate(s, batch); err != nil {
+		rest = append(left, unplaced...)
+	}
+	for len(rest) > 0 {
+		batch, left, sum := a.take(rest, uint64(sh.maxSlots), maxCount)
+		if len(batch) == 0 {
+			return fmt.Errorf("mesh: %d slots of %v do not fit a slab of %d: %w", rest[0].slots, l, sh.maxSlots, arena.ErrFull) // dedicated() sends these elsewhere
+		}
+		s, err := a.newSlab(l, max(sh.minSlots, uint32(sum)))
+		if err != nil {
 			return err
 		}
-		rest = left
+		unplaced, err := a.allocate(s, batch)
+		if err != nil {
+			return err
+		}
+		if len(unplaced) == len(batch) {
+			return fmt.Errorf("mesh: a new slab of %v took none of %d arrays: %w", l, len(batch), arena.ErrTooManyAllocations) // cannot happen: maxCount
+		}
+		rest = append(left, unplaced...)
 	}
 	return nil
 }
 
-// take splits pieces into a batch whose rounded sizes sum to a total whose
-// own bin rounding fits in room, taken first fit in order, and the rest,
-// kept in pieces' storage. It returns the batch (in a.scratch), the rest,
-// and the batch's summed rounded size.
-func (a *Allocator) take(pieces []piece, room uint64) (batch, left []piece, sum uint64) {
+// fill places, without any growth, the pieces that fit in s's free space
+// now: a piece whose rounded size is at most the largest free region is
+// never refused (see above). It returns the pieces left, kept in rest's
+// storage, and whether s is out of allocation nodes.
+func (a *Allocator) fill(s *slab, rest []piece) (left []piece, full bool, err error) {
+	largest := s.ar.Stats().LargestFreeElems
+	left = rest[:0]
+	for k, pc := range rest {
+		if pc.need > largest {
+			left = append(left, pc)
+			continue
+		}
+		h, err := s.ar.Allocate(pc.slots)
+		if errors.Is(err, arena.ErrTooManyAllocations) {
+			return append(left, rest[k:]...), true, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
+		}
+		a.claim(s, pc, h)
+		largest = s.ar.Stats().LargestFreeElems
+	}
+	return left, false, nil
+}
+
+// take splits pieces into a batch of at most maxCount whose rounded sizes
+// sum to a total whose own bin rounding fits in room, taken first fit in
+// order, and the rest, kept in pieces' storage. It returns the batch (in
+// a.scratch), the rest, and the batch's summed rounded size.
+func (a *Allocator) take(pieces []piece, room uint64, maxCount int) (batch, left []piece, sum uint64) {
 	a.scratch = a.scratch[:0]
 	left = pieces[:0]
 	for _, pc := range pieces {
 		total := sum + uint64(pc.need)
-		if r, ok := offset.RoundUp(uint32(min(total, offset.MaxRoundUp+1))); ok && uint64(r) <= room {
+		r, ok := offset.RoundUp(uint32(min(total, offset.MaxRoundUp+1)))
+		if ok && uint64(r) <= room && len(a.scratch) < maxCount {
 			sum = total
 			a.scratch = append(a.scratch, pc)
 		} else {
@@ -240,20 +283,30 @@ func (a *Allocator) reserve(s *slab, sum uint64) error {
 	return s.ar.Free(h)
 }
 
-// allocate places every piece of batch in s, where reserve or the slab's
-// creation made room.
-func (a *Allocator) allocate(s *slab, batch []piece) error {
-	for _, pc := range batch {
+// allocate places the pieces of batch in s, where reserve or the slab's
+// creation made room. When s runs out of allocation nodes it returns the
+// pieces not placed (in a.unplaced).
+func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err error) {
+	for k, pc := range batch {
 		h, err := s.ar.Allocate(pc.slots)
-		if err != nil {
-			return fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
+		if errors.Is(err, arena.ErrTooManyAllocations) {
+			a.unplaced = append(a.unplaced[:0], batch[k:]...)
+			return a.unplaced, nil
 		}
-		p := &a.recs[pc.idx].parts[pc.kind]
-		p.slab, p.h = s, h
-		s.owners[h] = pc.idx
-		a.placed = append(a.placed, pc)
+		if err != nil {
+			return nil, fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
+		}
+		a.claim(s, pc, h)
 	}
-	return nil
+	return nil, nil
+}
+
+// claim records that pc's array lives at h in s.
+func (a *Allocator) claim(s *slab, pc piece, h arena.Handle) {
+	p := &a.recs[pc.idx].parts[pc.kind]
+	p.slab, p.h = s, h
+	s.owners[h] = pc.idx
+	a.placed = append(a.placed, pc)
 }
 
 // newSlab creates a slab of l with capacity slots.
@@ -271,29 +324,30 @@ func (a *Allocator) newSlab(l Layout, capacity uint32) (*slab, error) {
 }
 
 // upload writes data, p's array, to p's place: whole words, the last one
-// padded with zeros.
+// padded with zeros. It does not allocate.
 func (a *Allocator) upload(p *part, data []byte) error {
 	n := len(data) &^ 3
-	var tail [4]byte
-	copy(tail[:], data[n:])
-	write := func(off uint64, b []byte) error {
-		if p.slab != nil {
-			return p.slab.ar.Write(p.h, off, b)
-		}
-		return a.dev.WriteBuffer(p.own, off, b)
-	}
 	if n > 0 {
-		if err := write(0, data[:n]); err != nil {
+		if err := a.write(p, 0, data[:n]); err != nil {
 			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 		}
 	}
 	if n < len(data) {
-		if err := write(uint64(n), tail[:]); err != nil {
+		a.tail = [4]byte{}
+		copy(a.tail[:], data[n:])
+		if err := a.write(p, uint64(n), a.tail[:]); err != nil {
 			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 		}
 	}
 	a.stats.BytesUploaded += uint64(len(data))
 	return nil
+}
+
+func (a *Allocator) write(p *part, off uint64, b []byte) error {
+	if p.slab != nil {
+		return p.slab.ar.Write(p.h, off, b)
+	}
+	return a.dev.WriteBuffer(p.own, off, b)
 }
 
 // rollback gives back every place the failed Flush made.

@@ -16,7 +16,7 @@ const (
 	DefaultMaxSlabBytes        = 512 << 20 // 512 MiB
 	DefaultLargeThresholdBytes = 256 << 20 // 256 MiB
 	DefaultGrowthFactor        = 1.5
-	DefaultMaxMeshesPerSlab    = 1 << 16
+	DefaultMaxMeshesPerSlab    = 1 << 14
 )
 
 // Settings tune an Allocator. The zero value of each field means its
@@ -48,7 +48,9 @@ type Settings struct {
 	// for example.
 	Usage device.Usage
 	// MaxMeshesPerSlab bounds the arrays one slab holds (its arena's
-	// MaxAllocs; free regions count too). Default 65,536.
+	// MaxAllocs; free regions count too); a slab at the bound leaves new
+	// arrays to another. A slab's bookkeeping is allocated whole, about
+	// 60 bytes per entry. Default 16,384 (1 MiB of bookkeeping).
 	MaxMeshesPerSlab uint32
 	// OnMove, if set, is called once for each vertex or index range a
 	// sweep or a compaction moved, with its mesh's handle, after the move
