@@ -13,8 +13,11 @@ type Buffer struct {
 	desc device.BufferDesc
 	buf  *wgpu.Buffer // nil after Release
 	// mapped is the whole buffer's mapped range while a MapWrite buffer
-	// is mapped for writing, nil otherwise (see mapwrite.go).
-	mapped []byte
+	// is mapped for writing, nil otherwise. [copyLo, copyHi) spans the
+	// bytes that copies recorded since it was mapped read (empty when
+	// equal). See mapwrite.go.
+	mapped         []byte
+	copyLo, copyHi uint64
 }
 
 var _ device.Buffer = (*Buffer)(nil)
@@ -155,9 +158,7 @@ func (d *Device) CopyBuffer(dsrc device.Buffer, srcOffset uint64, ddst device.Bu
 	if size == 0 {
 		return nil
 	}
-	if err := d.unmapForGPU(src); err != nil {
-		return err
-	}
+	d.copyFromMapped(src, srcOffset, size)
 	enc, err := d.encoder()
 	if err != nil {
 		return err
@@ -198,9 +199,7 @@ func (d *Device) ReadBuffer(db device.Buffer, offset uint64, dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	if err := d.unmapForGPU(b); err != nil {
-		return err
-	}
+	d.copyFromMapped(b, offset, uint64(len(dst)))
 	n := uint64(len(dst))
 	staging, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
 		Label: "gpumem read-back",

@@ -8,18 +8,72 @@ import (
 )
 
 // MapWrite buffers. A MapWrite buffer is created mapped (mappedAtCreation)
-// and stays mapped, its whole range in Buffer.mapped, until the GPU needs
-// it: a copy from it (CopyBuffer, ReadBuffer) unmaps it first, since
-// WebGPU rejects work on a mapped buffer. The next WriteBuffer maps it
-// again: mapAsync resolves once the GPU has finished the submissions that
-// use the buffer, at a device poll. A caller that waited for their fence
-// gets the mapping from one non-blocking poll; otherwise the write submits
-// pending work and blocks until the queue is idle, so writes still take
-// effect in call order.
+// and its whole range kept in Buffer.mapped. WebGPU lets commands that
+// copy from a mapped buffer be recorded, and refuses only their submission
+// while it is mapped; so a copy from a mapped buffer is recorded as any
+// other and the buffer noted in copiedMapped, and flush unmaps every
+// noted buffer right before it submits. An upload belt thus writes a
+// chunk piece by piece, records a copy after each piece, and the chunk
+// stays mapped until the frame's submit.
+//
+// Call order. A write must not reach a copy recorded before it. Each
+// mapped buffer keeps the span [copyLo, copyHi) of the bytes its recorded
+// copies read; a write that overlaps it first submits (which unmaps) and
+// maps again. Mapping (mapAsync) resolves once the GPU has finished every
+// submission that uses the buffer, at a device poll: after the caller's
+// fence completed, one non-blocking poll does it; otherwise the write
+// blocks until the queue is idle.
+
+// mappedCopy is a buffer noted for unmapping at the next submit. wb is
+// kept apart: the Buffer may be released before the submit.
+type mappedCopy struct {
+	b  *Buffer
+	wb *wgpu.Buffer
+}
+
+// copyFromMapped notes a copy of size bytes from offset of b, about to be
+// recorded, when b is a mapped MapWrite buffer.
+func (d *Device) copyFromMapped(b *Buffer, offset, size uint64) {
+	if b.mapped == nil || size == 0 {
+		return
+	}
+	if b.copyLo == b.copyHi {
+		b.copyLo, b.copyHi = offset, offset+size
+		d.copiedMapped = append(d.copiedMapped, mappedCopy{b, b.buf})
+		return
+	}
+	b.copyLo = min(b.copyLo, offset)
+	b.copyHi = max(b.copyHi, offset+size)
+}
+
+// unmapCopied unmaps the buffers copies read from while mapped; flush
+// calls it before submitting.
+func (d *Device) unmapCopied() error {
+	var err error
+	for i, c := range d.copiedMapped {
+		if e := c.wb.TryUnmap(); e != nil && err == nil {
+			err = d.fail("unmap staging buffer", e)
+		}
+		if c.b.buf == c.wb {
+			c.b.mapped = nil
+			c.b.copyLo, c.b.copyHi = 0, 0
+		}
+		d.copiedMapped[i] = mappedCopy{}
+	}
+	d.copiedMapped = d.copiedMapped[:0]
+	return err
+}
 
 // writeMapped writes data at offset of the MapWrite buffer b through its
-// mapping. The range has been checked.
+// mapping. The range has been checked and is not empty.
 func (d *Device) writeMapped(b *Buffer, offset uint64, data []byte) error {
+	end := offset + uint64(len(data))
+	if b.mapped != nil && b.copyLo < b.copyHi && offset < b.copyHi && b.copyLo < end {
+		// A recorded copy reads these bytes: let it run first.
+		if err := d.flush(); err != nil {
+			return err
+		}
+	}
 	if b.mapped == nil {
 		if err := d.mapForWrite(b); err != nil {
 			return err
@@ -52,18 +106,5 @@ func (d *Device) mapForWrite(b *Buffer) error {
 		return fmt.Errorf("webgpu: map buffer %q for writing: done %v, status %v: %w", b.desc.Label, done, status, device.ErrDeviceLost)
 	}
 	b.mapped = b.buf.GetMappedRange(0, uint(b.desc.Size))
-	return nil
-}
-
-// unmapForGPU unmaps b if it is mapped, before work that uses it is
-// recorded.
-func (d *Device) unmapForGPU(b *Buffer) error {
-	if b.mapped == nil {
-		return nil
-	}
-	b.mapped = nil
-	if err := b.buf.TryUnmap(); err != nil {
-		return d.fail(fmt.Sprintf("unmap buffer %q", b.desc.Label), err)
-	}
 	return nil
 }

@@ -166,6 +166,9 @@ type Device struct {
 	graveTextures []*wgpu.Texture
 
 	fences fenceState // see fence.go
+	// copiedMapped lists the mapped MapWrite buffers that recorded
+	// copies read; flush unmaps them before submitting (see mapwrite.go).
+	copiedMapped []mappedCopy
 
 	kernels *kernels // compute pipelines, built on first use
 	planner planner  // reused by every Move
@@ -341,6 +344,10 @@ func (d *Device) flush() error {
 	enc.Release()
 	if err != nil {
 		return d.fail("finish commands", err)
+	}
+	if err := d.unmapCopied(); err != nil {
+		cb.Release()
+		return err
 	}
 	d.queue.Submit(cb)
 	cb.Release()
