@@ -327,3 +327,26 @@ func TestRelease(t *testing.T) {
 		t.Fatalf("%d buffers alive after Release", st.Buffers)
 	}
 }
+
+// TestMaxMeshesPerSlab: a slab out of allocation nodes leaves the arrays
+// it cannot take to other slabs.
+func TestMaxMeshesPerSlab(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	md := newModel(t, dev, mesh.Settings{MaxMeshesPerSlab: 8})
+	r := rand.New(rand.NewPCG(12, 12))
+	var hs []mesh.Handle
+	for frame := range 5 {
+		for range 10 + 7*frame {
+			hs = append(hs, md.add(t, fixedMesh(r, 16, 1+r.IntN(8), 0, 0)))
+		}
+		for k := frame; k < len(hs); k += 9 {
+			md.remove(t, hs[k])
+			hs = append(hs[:k], hs[k+1:]...)
+		}
+		md.flush(t)
+		md.verify(t)
+	}
+	if st := md.a.Stats(); st.Slabs < 10 {
+		t.Fatalf("%d meshes in %d slabs of at most 8 arrays", st.Meshes, st.Slabs)
+	}
+}
