@@ -22,7 +22,8 @@
 //	for _, h := range a.Moved() { ... rebuild draw data of h ... }
 //	v, i, _ := a.Slices(h)  // draw
 //
-// Flush (see flush.go) reserves room for each slab's share of the frame in
+// Flush (see flush.go) first places what fits in a slab's free space as it
+// is, then reserves room for the rest of the slab's share of the frame in
 // one arena allocation, so a slab grows at most once a frame: one new
 // buffer, one copy of the used part. Arrays at or above
 // Settings.LargeThresholdBytes, and with Settings.NoBaseVertex every vertex
@@ -57,7 +58,9 @@
 //
 // Add, Modify, Remove, Resident and Slices are O(1) (Slices does not
 // allocate; Add allocates only to grow its tables). Flush is O(n log n) for
-// n arrays staged, plus the bytes uploaded and copied by growth. Sweep is
+// n arrays staged (and O(k) more per array placed in a hole, for the k
+// free regions within 12.5% of the largest), plus the bytes uploaded and
+// copied by growth; in steady state it does not allocate. Sweep is
 // O(slabs + budget). Stats is O(slabs).
 //
 // # Lifetimes

@@ -146,7 +146,7 @@ func (a *Allocator) dedicated(p *part, pc *piece) bool {
 // placeOwn creates p's buffer of its own.
 func (a *Allocator) placeOwn(p *part, pc piece) error {
 	buf, err := a.dev.CreateBuffer(device.BufferDesc{
-		Label: fmt.Sprintf("%smesh %v", a.set.Label, p.layout),
+		Label: a.set.label("mesh " + p.layout.String()),
 		Size:  a.bytes(p),
 		Usage: p.layout.usage() | device.CopySrc | device.CopyDst | a.set.Usage,
 	})

@@ -120,7 +120,7 @@ const arenaMaxElems = 0xF000_0000
 func (s *Settings) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move)) arena.Options {
 	sh := s.shape(l)
 	return arena.Options{
-		Label:        fmt.Sprintf("%smesh slab of %v", s.Label, l),
+		Label:        s.label("mesh slab of " + l.String()),
 		ElemSize:     l.SlotBytes(),
 		Usage:        l.usage() | s.Usage,
 		InitialElems: capacity,
@@ -129,4 +129,12 @@ func (s *Settings) arenaOptions(l Layout, capacity uint32, onMove func(arena.Mov
 		MaxAllocs:    s.MaxMeshesPerSlab,
 		OnMove:       onMove,
 	}
+}
+
+// label prefixes name with the allocator's Label.
+func (s *Settings) label(name string) string {
+	if s.Label == "" {
+		return name
+	}
+	return s.Label + ": " + name
 }
