@@ -1,0 +1,251 @@
+package staging
+
+// The belt's chunks move through three places:
+//
+//	open frame   cur (being filled, used bytes taken) and filled
+//	in flight    a FIFO of (chunk, fence), fences increasing
+//	free         chunks whose fence completed, ready to be written
+//
+// Upload takes bytes from cur; when cur is full it moves to filled and
+// the next chunk comes from free (after polling the device for completed
+// fences), or is made (below MaxChunks), or, with MaxChunks alive, the
+// belt fences its open frame, waits for the GPU and takes a chunk then.
+// EndFrame moves the open frame's chunks in flight under its fence.
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// Options configure a Belt. The zero value is chunks of 8 MiB, at most 16.
+type Options struct {
+	// Label names the chunks.
+	Label string
+	// ChunkBytes is the size of a chunk, rounded up to 4; 0 means 8 MiB.
+	// At most the device's MaxBufferSize.
+	ChunkBytes uint64
+	// MaxChunks caps the chunks alive at once; 0 means 16.
+	MaxChunks int
+}
+
+// Stats is a snapshot of a Belt's counters.
+type Stats struct {
+	Chunks         int    // chunks alive
+	InFlightChunks int    // chunks waiting for a fence
+	Uploads        int    // successful Upload calls
+	Bytes          uint64 // bytes uploaded
+	Copies         int    // copies recorded (an upload split over chunks makes several)
+	Waits          int    // times Upload waited for the GPU, every chunk in use
+}
+
+type chunk struct {
+	buf   device.Buffer
+	fence uint64
+}
+
+// Belt is an upload staging belt. Create one with New.
+type Belt struct {
+	dev       device.Device
+	opts      Options
+	size      uint64
+	cur       device.Buffer // nil when the open frame has none
+	used      uint64
+	filled    []device.Buffer
+	inflight  []chunk // FIFO: oldest first, from head
+	head      int
+	free      []device.Buffer
+	chunks    int
+	lastFence uint64
+	released  bool
+	stats     Stats
+}
+
+// New returns a belt on dev. It makes no chunk until the first Upload. It
+// fails with ErrInvalidOptions.
+func New(dev device.Device, opts Options) (*Belt, error) {
+	if opts.ChunkBytes == 0 {
+		opts.ChunkBytes = 8 << 20
+	}
+	if opts.MaxChunks == 0 {
+		opts.MaxChunks = 16
+	}
+	size := (opts.ChunkBytes + 3) &^ 3
+	if size < opts.ChunkBytes || size > dev.Limits().MaxBufferSize || opts.MaxChunks < 1 {
+		return nil, fmt.Errorf("staging.New: chunks of %d bytes (device maximum %d), at most %d: %w",
+			opts.ChunkBytes, dev.Limits().MaxBufferSize, opts.MaxChunks, ErrInvalidOptions)
+	}
+	return &Belt{dev: dev, opts: opts, size: size}, nil
+}
+
+// ChunkBytes returns the size of a chunk.
+func (b *Belt) ChunkBytes() uint64 { return b.size }
+
+// Upload copies data to dst at dstOffset through the belt. dst needs
+// CopyDst; len(data) and dstOffset are multiples of 4 and the range lies
+// inside dst (ErrInvalidUpload, checked before anything is written). data
+// may be reused when Upload returns.
+//
+// O(len(data)) bytes written; one copy recorded per chunk the data spans.
+// It allocates only when it makes a chunk. A device error (a chunk
+// refused, a lost device) may come after a prefix of data was uploaded.
+func (b *Belt) Upload(dst device.Buffer, dstOffset uint64, data []byte) error {
+	if b.released {
+		return fmt.Errorf("staging: Upload: %w", ErrReleased)
+	}
+	if dst == nil {
+		return fmt.Errorf("staging: Upload: nil destination: %w", device.ErrInvalidObject)
+	}
+	n := uint64(len(data))
+	if n%device.CopyAlignment != 0 || dstOffset%device.CopyAlignment != 0 {
+		return fmt.Errorf("staging: Upload of %d bytes at %d: not multiples of 4: %w", n, dstOffset, ErrInvalidUpload)
+	}
+	if err := device.CheckRange(dst.Size(), dstOffset, n); err != nil {
+		return fmt.Errorf("staging: Upload of %d bytes at %d to a buffer of %d: %w: %w", n, dstOffset, dst.Size(), ErrInvalidUpload, err)
+	}
+	for len(data) > 0 {
+		if b.cur == nil || b.used == b.size {
+			if err := b.nextChunk(); err != nil {
+				return fmt.Errorf("staging: Upload: %w", err)
+			}
+		}
+		k := min(uint64(len(data)), b.size-b.used)
+		if err := b.dev.WriteBuffer(b.cur, b.used, data[:k]); err != nil {
+			return fmt.Errorf("staging: Upload: %w", err)
+		}
+		if err := b.dev.CopyBuffer(b.cur, b.used, dst, dstOffset, k); err != nil {
+			return fmt.Errorf("staging: Upload: %w", err)
+		}
+		b.used += k
+		dstOffset += k
+		data = data[k:]
+		b.stats.Copies++
+	}
+	b.stats.Uploads++
+	b.stats.Bytes += n
+	return nil
+}
+
+// nextChunk makes cur an empty chunk the GPU does not use.
+func (b *Belt) nextChunk() error {
+	if b.cur != nil {
+		b.filled = append(b.filled, b.cur)
+		b.cur = nil
+	}
+	if err := b.reclaim(); err != nil {
+		return err
+	}
+	if len(b.free) == 0 && b.chunks >= b.opts.MaxChunks {
+		// Every chunk is in use: fence the open frame's, wait, reuse.
+		f, err := b.dev.Fence()
+		if err != nil {
+			return err
+		}
+		b.retire(f)
+		if err := b.dev.Wait(); err != nil {
+			return err
+		}
+		b.stats.Waits++
+		if err := b.reclaim(); err != nil {
+			return err
+		}
+	}
+	if k := len(b.free); k > 0 {
+		b.cur = b.free[k-1]
+		b.free[k-1] = nil
+		b.free = b.free[:k-1]
+	} else {
+		buf, err := b.dev.CreateBuffer(device.BufferDesc{Label: b.opts.Label, Size: b.size, Usage: device.MapWrite | device.CopySrc})
+		if err != nil {
+			return err
+		}
+		b.chunks++
+		b.cur = buf
+	}
+	b.used = 0
+	return nil
+}
+
+// retire puts the open frame's chunks in flight under fence.
+func (b *Belt) retire(fence uint64) {
+	for i, c := range b.filled {
+		b.inflight = append(b.inflight, chunk{c, fence})
+		b.filled[i] = nil
+	}
+	b.filled = b.filled[:0]
+	if b.cur != nil && b.used > 0 {
+		b.inflight = append(b.inflight, chunk{b.cur, fence})
+		b.cur = nil
+	}
+	b.lastFence = max(b.lastFence, fence)
+}
+
+// reclaim polls the device and frees the chunks whose fence completed.
+func (b *Belt) reclaim() error {
+	if b.head == len(b.inflight) {
+		return nil
+	}
+	done, err := b.dev.Completed()
+	if err != nil {
+		return err
+	}
+	for b.head < len(b.inflight) && b.inflight[b.head].fence <= done {
+		b.free = append(b.free, b.inflight[b.head].buf)
+		b.inflight[b.head] = chunk{}
+		b.head++
+	}
+	if b.head == len(b.inflight) {
+		b.inflight, b.head = b.inflight[:0], 0
+	}
+	return nil
+}
+
+// EndFrame gives the chunks written since the last EndFrame to the GPU
+// until the device completes fence, the value device.Device.Fence
+// returned for the submission that carries the frame's uploads. fence is
+// positive and at least the previous frame's (ErrInvalidFence).
+func (b *Belt) EndFrame(fence uint64) error {
+	if b.released {
+		return fmt.Errorf("staging: EndFrame: %w", ErrReleased)
+	}
+	if fence == 0 || fence < b.lastFence {
+		return fmt.Errorf("staging: EndFrame with fence %d after %d: %w", fence, b.lastFence, ErrInvalidFence)
+	}
+	b.retire(fence)
+	if err := b.reclaim(); err != nil {
+		return fmt.Errorf("staging: EndFrame: %w", err)
+	}
+	return nil
+}
+
+// Stats returns a snapshot of the belt's counters.
+func (b *Belt) Stats() Stats {
+	s := b.stats
+	s.Chunks = b.chunks
+	s.InFlightChunks = len(b.inflight) - b.head
+	return s
+}
+
+// Release releases every chunk; the device frees them once the GPU has
+// finished the copies recorded from them. Idempotent and nil-safe; later
+// calls return ErrReleased.
+func (b *Belt) Release() {
+	if b == nil || b.released {
+		return
+	}
+	b.released = true
+	if b.cur != nil {
+		b.cur.Release()
+		b.cur = nil
+	}
+	for _, c := range b.filled {
+		c.Release()
+	}
+	for _, c := range b.inflight[b.head:] {
+		c.buf.Release()
+	}
+	for _, c := range b.free {
+		c.Release()
+	}
+	b.filled, b.inflight, b.free, b.head, b.chunks = nil, nil, nil, 0, 0
+}

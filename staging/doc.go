@@ -1,0 +1,39 @@
+// Package staging is an upload belt: bytes bound for device buffers are
+// written into mapped staging chunks and copied on the GPU, and a chunk is
+// written again only once the GPU has finished copying out of it.
+//
+// # Basics
+//
+// A Belt owns chunks: device buffers of ChunkBytes bytes with usage
+// MapWrite|CopySrc. Upload writes the caller's bytes into the current
+// chunk through its mapping (device.Device.WriteBuffer on a MapWrite
+// buffer: on a GPU, a memcpy into memory the GPU reads, with no staging
+// copy of the backend's own) and records a copy from there to the
+// destination. Uploads larger than what is left in a chunk are split over
+// chunks. EndFrame(fence) gives the frame's chunks to the GPU until the
+// device completes fence; chunks whose fence completed are reused, oldest
+// first.
+//
+// Upload takes effect in call order, like any device call: a copy, draw or
+// read recorded after it sees the bytes.
+//
+// When every chunk the belt may have (MaxChunks) is in use, Upload fences
+// what it has written and waits for the GPU (device.Device.Wait): a bulk
+// upload larger than the belt streams through it, never fails for want of
+// chunks and never writes a chunk the GPU still reads.
+//
+// Against queue writes (WriteBuffer to the CopyDst destination): a GPU
+// backend's queue write copies the bytes into a staging buffer it makes
+// for that write, then copies on the GPU; the belt skips making that
+// buffer, reusing chunks that are mapped and paged in already. Benchmarks
+// in bench_test.go compare the two.
+//
+// # Invariants
+//
+//   - A chunk is written only when no fence it was used under is pending:
+//     it is new, free (its fence completed), or the open frame's.
+//   - Every chunk is in exactly one place: the open frame's (current or
+//     filled), in flight with a fence, or free.
+//
+// A Belt is not safe for concurrent use.
+package staging

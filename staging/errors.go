@@ -1,0 +1,24 @@
+package staging
+
+import "errors"
+
+// Errors returned by a Belt, each wrapped with context; test them with
+// errors.Is. Device errors come wrapped as they are.
+var (
+	// ErrInvalidOptions is returned by New for a chunk size that is zero
+	// after rounding, over the device's MaxBufferSize, or a negative
+	// chunk count.
+	ErrInvalidOptions = errors.New("staging: invalid options")
+
+	// ErrInvalidUpload is returned by Upload for a length or destination
+	// offset that is not a multiple of 4, or a range past the end of the
+	// destination. Nothing was written.
+	ErrInvalidUpload = errors.New("staging: invalid upload")
+
+	// ErrInvalidFence is returned by EndFrame for fence 0 or a fence lower
+	// than the previous frame's.
+	ErrInvalidFence = errors.New("staging: invalid fence")
+
+	// ErrReleased is returned by every method after Release.
+	ErrReleased = errors.New("staging: released")
+)
