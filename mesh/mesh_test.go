@@ -3,12 +3,10 @@ package mesh_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
@@ -364,6 +362,3 @@ func TestBasics(t *testing.T) {
 		}
 	})
 }
-
-var _ = fmt.Sprint
-var _ = arena.DefaultBudget
