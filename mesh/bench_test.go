@@ -45,6 +45,28 @@ func benchDevice(b *testing.B) *host.Device {
 	return d
 }
 
+// ownBaseline returns what a buffer per array would hold for ms: buffers
+// and bytes (each padded to 4).
+func ownBaseline(ms []mesh.Mesh) (bufs int, bytes uint64) {
+	for _, m := range ms {
+		for _, d := range [][]byte{m.Vertices, m.Indices} {
+			if len(d) > 0 {
+				bufs++
+				bytes += uint64(len(d)+3) &^ 3
+			}
+		}
+	}
+	return bufs, bytes
+}
+
+// reportRatios reports st against a buffer per array of ms, in the same
+// run: how many times fewer buffers, and the bytes held relative to it.
+func reportRatios(b *testing.B, st mesh.Stats, ms []mesh.Mesh) {
+	bufs, bytes := ownBaseline(ms)
+	b.ReportMetric(float64(bufs)/float64(st.Buffers()), "x-fewer-buffers")
+	b.ReportMetric(float64(st.SlabBytes+st.OwnBytes)/float64(bytes), "bytes-vs-own")
+}
+
 func meshBytes(ms []mesh.Mesh) (n int64) {
 	for _, m := range ms {
 		n += int64(len(m.Vertices) + len(m.Indices))
@@ -131,6 +153,7 @@ func BenchmarkStage10k(b *testing.B) {
 		b.ReportMetric(float64(st.SlabBytes+st.OwnBytes), "bytes")
 		b.ReportMetric(float64(st.SlackBytes()), "slack-bytes")
 		b.ReportMetric(float64(st.Growths), "growths")
+		reportRatios(b, st, ms)
 	})
 	// warm: the frame replaces all 10,000 meshes of an allocator whose
 	// slabs exist already: bookkeeping and uploads, no buffer created (on
@@ -221,6 +244,7 @@ func BenchmarkSteadyFrame(b *testing.B) {
 		if err := a.Flush(); err != nil {
 			b.Fatal(err)
 		}
+		live := append([]mesh.Mesh(nil), ms...) // what each handle holds now
 		r := rand.New(rand.NewPCG(5, 5))
 		next := 0
 		start := a.Stats()
@@ -234,6 +258,7 @@ func BenchmarkSteadyFrame(b *testing.B) {
 				}
 				m := fresh[next%len(fresh)]
 				next++
+				live[i] = m
 				uploaded += int64(len(m.Vertices) + len(m.Indices))
 				if hs[i], err = a.Add(m); err != nil {
 					b.Fatal(err)
@@ -256,6 +281,7 @@ func BenchmarkSteadyFrame(b *testing.B) {
 		b.ReportMetric(float64(st.BytesMoved-start.BytesMoved)/frames, "moved-bytes/frame")
 		b.ReportMetric(float64(st.Growths-start.Growths)/frames, "growths/frame")
 		b.ReportMetric(float64(uploaded)/frames, "uploaded-bytes/frame")
+		reportRatios(b, st, live)
 	})
 	b.Run("own-buffers", func(b *testing.B) {
 		dev := benchDevice(b)
