@@ -21,8 +21,9 @@ import (
 // copies read; a write that overlaps it first submits (which unmaps) and
 // maps again. Mapping (mapAsync) resolves once the GPU has finished every
 // submission that uses the buffer, at a device poll: after the caller's
-// fence completed, one non-blocking poll does it; otherwise the write
-// blocks until the queue is idle.
+// fence completed, a non-blocking poll does it (up to three are tried:
+// on lavapipe wgpu now and then has not retired the submission yet);
+// otherwise the write blocks until the queue is idle.
 
 // mappedCopy is a buffer noted for unmapping at the next submit. wb is
 // kept apart: the Buffer may be released before the submit.
@@ -98,7 +99,13 @@ func (d *Device) mapForWrite(b *Buffer) error {
 	}); err != nil {
 		return d.fail(fmt.Sprintf("map buffer %q for writing", b.desc.Label), err)
 	}
-	if d.dev.Poll(false, nil); !done {
+	for range 2 {
+		if d.dev.Poll(false, nil); done {
+			break
+		}
+	}
+	if !done {
+		d.blockingMaps++
 		d.dev.Poll(true, nil)
 	}
 	if !done || status != wgpu.MapAsyncStatusSuccess {

@@ -169,6 +169,8 @@ type Device struct {
 	// copiedMapped lists the mapped MapWrite buffers that recorded
 	// copies read; flush unmaps them before submitting (see mapwrite.go).
 	copiedMapped []mappedCopy
+	// blockingMaps counts mappings that had to wait for the GPU.
+	blockingMaps int
 
 	kernels *kernels // compute pipelines, built on first use
 	planner planner  // reused by every Move
