@@ -151,7 +151,10 @@ func (b *Belt) nextChunk() error {
 		}
 	}
 	if k := len(b.free); k > 0 {
-		b.cur = b.free[k-1]
+		// Oldest completed first: its mapping is the likeliest to
+		// resolve without waiting.
+		b.cur = b.free[0]
+		copy(b.free, b.free[1:])
 		b.free[k-1] = nil
 		b.free = b.free[:k-1]
 	} else {
