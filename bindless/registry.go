@@ -191,7 +191,7 @@ func (r *Registry[K]) layersFor(key Key) uint32 {
 func (r *Registry[K]) desc(key Key) device.TextureDesc {
 	usage := device.TextureBinding | device.TextureCopySrc | device.TextureCopyDst
 	if key.Samples > 1 {
-		usage = device.TextureBinding | device.TextureRenderAttachment
+		usage |= device.TextureRenderAttachment
 	}
 	return device.TextureDesc{
 		Label:   fmt.Sprintf("%sbindless page %d (%v)", r.opts.Label, len(r.pages), key),
