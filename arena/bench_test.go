@@ -177,7 +177,7 @@ func BenchmarkSweep(b *testing.B) {
 func BenchmarkSweepThroughput(b *testing.B) {
 	var dev device.Device
 	if os.Getenv("GPUMEM_BENCH_DEVICE") == "webgpu" {
-		dev = testdevice.WebGPU(b, webgpu.Options{})
+		dev = testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
 	} else {
 		lim := device.DefaultLimits()
 		lim.MaxBufferSize = 1 << 30

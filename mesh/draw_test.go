@@ -236,16 +236,12 @@ func newRenderer(t *testing.T, dev *webgpu.Device) *renderer {
 		}
 		return wd.TryCreateRenderPipeline(&desc)
 	}
-	// Devices opened by device/webgpu request the adapter's limits through
-	// a binding that drops maxColorAttachmentBytesPerSample: it reaches
-	// wgpu-native as 0, and every pipeline with a color target is refused.
-	// A refused Try call also poisons the binding's next ones (its pooled
-	// error callback keeps the old error), so the test cannot probe. It
-	// renders to a Depth32Float target whose depth codes the 24 bits of
-	// RGB instead, unpacked on read-back to the bytes an RGBA8 target would
-	// hold; GPUMEM_MESH_DRAW_RGBA8=1 renders to a real RGBA8 target, for a
-	// device layer that requests its limits whole.
-	rd.depth = os.Getenv("GPUMEM_MESH_DRAW_RGBA8") != "1"
+	// The test renders to an RGBA8 target. A device opened with
+	// webgpu.Options.AdapterLimits cannot make color targets (the binding
+	// drops maxColorAttachmentBytesPerSample); GPUMEM_MESH_DRAW_DEPTH=1
+	// renders to a Depth32Float target instead, whose depth codes the 24
+	// bits of RGB, unpacked on read-back to the bytes RGBA8 would hold.
+	rd.depth = os.Getenv("GPUMEM_MESH_DRAW_DEPTH") == "1"
 	for _, c := range stages {
 		p, err := pipeline(c)
 		if err != nil {

@@ -92,6 +92,7 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 		return usagef("-path %q: want buffer, copy, compute or sweep", only)
 	}
 
+	opts.AdapterLimits = true // batches of hundreds of MiB need the GPU's own limits
 	d, err := webgpu.New(opts)
 	if err != nil {
 		return err

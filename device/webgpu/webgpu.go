@@ -54,15 +54,25 @@ type Options struct {
 	Moves MovePath
 	// Label names the device in errors.
 	Label string
-	// Limits lowers the adapter's limits: a nonzero field below the
-	// adapter's value replaces it, so tests can exercise large-buffer
+	// AdapterLimits asks for every limit the adapter offers (a GPU's
+	// buffers of several GiB, storage bindings of 2 GiB) instead of
+	// WebGPU's defaults (256 MiB buffers, 128 MiB storage bindings).
+	// Caveat: the binding, at the version gpumem uses, cannot pass two of
+	// the limits through (maxColorAttachmentBytesPerSample and
+	// maxBindGroupsPlusVertexBuffers reach wgpu-native as 0), so on such a
+	// device every render pipeline with a color target is refused. Use it
+	// for compute and memory work (devbench does), not for rendering.
+	AdapterLimits bool
+	// Limits lowers the device's limits: a nonzero field below the
+	// device's value replaces it, so tests can exercise large-buffer
 	// paths (storage binding windows, scratch limits) on small buffers.
 	Limits device.Limits
 }
 
 // FromEnv returns o with every zero field filled in from the environment
 // variables GPUMEM_WEBGPU_BACKEND, GPUMEM_WEBGPU_POWER,
-// GPUMEM_WEBGPU_FALLBACK and GPUMEM_WEBGPU_MOVES.
+// GPUMEM_WEBGPU_FALLBACK, GPUMEM_WEBGPU_LIMITS (adapter) and
+// GPUMEM_WEBGPU_MOVES.
 func (o Options) FromEnv() Options {
 	if o.Backend == "" {
 		o.Backend = os.Getenv("GPUMEM_WEBGPU_BACKEND")
@@ -75,6 +85,9 @@ func (o Options) FromEnv() Options {
 		case "1", "true", "yes":
 			o.Fallback = true
 		}
+	}
+	if !o.AdapterLimits {
+		o.AdapterLimits = strings.EqualFold(os.Getenv("GPUMEM_WEBGPU_LIMITS"), "adapter")
 	}
 	if o.Moves == MoveAuto {
 		switch strings.ToLower(os.Getenv("GPUMEM_WEBGPU_MOVES")) {
@@ -207,11 +220,15 @@ func New(opts Options) (*Device, error) {
 		Backend:     wi.BackendType.String(),
 		Type:        adapterType(wi.AdapterType),
 	}
+	// WebGPU's default limits, or with AdapterLimits every limit the
+	// adapter offers. No device-lost callback: the binding stores a Go
+	// pointer in C memory for it, which cgo's checks reject.
 	wl := adapter.GetLimits()
-	// Ask for every limit the adapter offers. No device-lost callback: the
-	// binding stores a Go pointer in C memory for it, which cgo's checks
-	// reject.
-	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{Label: opts.Label, RequiredLimits: &wl})
+	var required *wgpu.Limits
+	if opts.AdapterLimits {
+		required = &wl
+	}
+	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{Label: opts.Label, RequiredLimits: required})
 	if err != nil || dev == nil {
 		adapter.Release()
 		instance.Release()
@@ -228,16 +245,19 @@ func New(opts Options) (*Device, error) {
 		buffers:  map[*Buffer]struct{}{},
 		textures: map[*Texture]struct{}{},
 	}
-	d.limits = device.Limits{
-		MaxBufferSize:               wl.MaxBufferSize &^ (device.CopyAlignment - 1),
-		MaxStorageBufferBindingSize: wl.MaxStorageBufferBindingSize &^ (device.CopyAlignment - 1),
-		MaxUniformBufferBindingSize: wl.MaxUniformBufferBindingSize,
-		UniformOffsetAlignment:      wl.MinUniformBufferOffsetAlignment,
-		StorageOffsetAlignment:      wl.MinStorageBufferOffsetAlignment,
-		MaxTextureSize2D:            wl.MaxTextureDimension2D,
-		MaxArrayLayers:              wl.MaxTextureArrayLayers,
-		CopyAlignment:               device.CopyAlignment,
-		MapAlignment:                device.MapAlignment,
+	d.limits = device.DefaultLimits()
+	if opts.AdapterLimits {
+		d.limits = device.Limits{
+			MaxBufferSize:               wl.MaxBufferSize &^ (device.CopyAlignment - 1),
+			MaxStorageBufferBindingSize: wl.MaxStorageBufferBindingSize &^ (device.CopyAlignment - 1),
+			MaxUniformBufferBindingSize: wl.MaxUniformBufferBindingSize,
+			UniformOffsetAlignment:      wl.MinUniformBufferOffsetAlignment,
+			StorageOffsetAlignment:      wl.MinStorageBufferOffsetAlignment,
+			MaxTextureSize2D:            wl.MaxTextureDimension2D,
+			MaxArrayLayers:              wl.MaxTextureArrayLayers,
+			CopyAlignment:               device.CopyAlignment,
+			MapAlignment:                device.MapAlignment,
+		}
 	}
 	d.limits = lower(d.limits, opts.Limits)
 	d.fences.init()
