@@ -175,7 +175,7 @@ func (d *Device) GenerateMips(tex device.Texture, layer uint32) error {
 	for m := uint32(1); m < t.desc.Mips; m++ {
 		sw, sh := t.desc.MipSize(m - 1)
 		dw, dh := t.desc.MipSize(m)
-		downsample(t.desc.Format, t.mip(layer, m), dw, dh, t.mip(layer, m-1), sw, sh)
+		device.Downsample(t.desc.Format, t.mip(layer, m), dw, dh, t.mip(layer, m-1), sw, sh)
 	}
 	return nil
 }

@@ -163,18 +163,6 @@ func TestPlanSweepIsOnePass(t *testing.T) {
 	}
 }
 
-func TestHalf(t *testing.T) {
-	for h := range 1 << 16 {
-		f := halfToFloat(uint16(h))
-		if f != f { // NaN
-			continue
-		}
-		if got := floatToHalf(f); got != uint16(h) {
-			t.Fatalf("half %#04x -> %v -> %#04x", h, f, got)
-		}
-	}
-}
-
 // BenchmarkPlan measures the CPU cost of planning a batch: a sweep (one
 // pass, destinations ascending) and a batch of chains (many passes).
 func BenchmarkPlan(b *testing.B) {

@@ -154,7 +154,7 @@ func TestGenerateMipsPaths(t *testing.T) {
 			}
 		case device.RGBA16Float:
 			for i := 0; i < len(mip0); i += 2 {
-				binary.LittleEndian.PutUint16(mip0[i:], floatToHalf(0.25+64*r.Float32()*0.99))
+				binary.LittleEndian.PutUint16(mip0[i:], device.Float32ToHalf(0.25+64*r.Float32()*0.99))
 			}
 		}
 		want := [][]byte{mip0}

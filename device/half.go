@@ -1,13 +1,14 @@
-package host
+package device
 
 import "math"
 
-// IEEE 754 binary16 ("half") conversions, for RGBA16Float mips. The standard
-// library has none.
+// IEEE 754 binary16 ("half") conversions, for RGBA16Float texels (the mips
+// of Downsample, and callers filling such textures). The standard library
+// has none.
 
-// halfToFloat32 returns the float32 equal to the half h (exact: every half
-// is a float32).
-func halfToFloat32(h uint16) float32 {
+// HalfToFloat32 returns the float32 equal to the half h (exact: every half
+// is a float32). O(1).
+func HalfToFloat32(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h) & 0x3ff
@@ -27,9 +28,9 @@ func halfToFloat32(h uint16) float32 {
 	return v
 }
 
-// float32ToHalf returns f rounded to the nearest half, ties to even;
+// Float32ToHalf returns f rounded to the nearest half, ties to even;
 // overflow gives infinity, NaN stays NaN (quiet).
-func float32ToHalf(f float32) uint16 {
+func Float32ToHalf(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
 	exp := int32(b>>23) & 0xff

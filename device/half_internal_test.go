@@ -1,4 +1,4 @@
-package host
+package device
 
 import (
 	"math"
@@ -8,20 +8,20 @@ import (
 
 func TestHalfRoundTrip(t *testing.T) {
 	for h := range 1 << 16 {
-		f := halfToFloat32(uint16(h))
+		f := HalfToFloat32(uint16(h))
 		if f != f { // NaN
-			if g := float32ToHalf(f); g&0x7c00 != 0x7c00 || g&0x3ff == 0 {
+			if g := Float32ToHalf(f); g&0x7c00 != 0x7c00 || g&0x3ff == 0 {
 				t.Errorf("NaN %#04x came back as %#04x", h, g)
 			}
 			continue
 		}
-		if g := float32ToHalf(f); g != uint16(h) {
+		if g := Float32ToHalf(f); g != uint16(h) {
 			t.Errorf("%#04x -> %g -> %#04x", h, f, g)
 		}
 	}
 }
 
-// TestHalfRounding checks float32ToHalf against rounding done in float64:
+// TestHalfRounding checks Float32ToHalf against rounding done in float64:
 // the nearest half by distance, ties to the even one.
 func TestHalfRounding(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -31,7 +31,7 @@ func TestHalfRounding(t *testing.T) {
 		lo, hi := uint16(0), uint16(0x7c00)
 		for lo < hi {
 			mid := (lo + hi + 1) / 2
-			if float64(halfToFloat32(mid)) <= a {
+			if float64(HalfToFloat32(mid)) <= a {
 				lo = mid
 			} else {
 				hi = mid - 1
@@ -39,8 +39,8 @@ func TestHalfRounding(t *testing.T) {
 		}
 		best := lo
 		if lo < 0x7c00 {
-			dl := a - float64(halfToFloat32(lo))
-			du := float64(halfToFloat32(lo+1)) - a
+			dl := a - float64(HalfToFloat32(lo))
+			du := float64(HalfToFloat32(lo+1)) - a
 			if du < dl || (du == dl && lo&1 == 1) {
 				best = lo + 1
 			}
@@ -63,11 +63,11 @@ func TestHalfRounding(t *testing.T) {
 		if f != f || math.IsInf(float64(f), 0) || math.Abs(float64(f)) > 65520 {
 			continue
 		}
-		if got, want := float32ToHalf(f), nearest(f); got != want {
-			t.Fatalf("float32ToHalf(%g) = %#04x, want %#04x", f, got, want)
+		if got, want := Float32ToHalf(f), nearest(f); got != want {
+			t.Fatalf("Float32ToHalf(%g) = %#04x, want %#04x", f, got, want)
 		}
 	}
-	if got := float32ToHalf(1e6); got != 0x7c00 {
+	if got := Float32ToHalf(1e6); got != 0x7c00 {
 		t.Errorf("overflow: %#04x", got)
 	}
 }
