@@ -14,7 +14,8 @@ import (
 )
 
 // newTestDevice opens a device or skips t (fails it in CI), as
-// webgpu_test.go's openDevice does.
+// internal/testdevice.WebGPU does (which this package's internal tests cannot
+// import: it imports this package).
 func newTestDevice(t testing.TB, opts Options) *Device {
 	t.Helper()
 	d, err := New(opts)

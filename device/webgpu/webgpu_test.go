@@ -2,35 +2,17 @@ package webgpu_test
 
 import (
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/devicetest"
 	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/internal/testdevice"
 )
-
-// openDevice opens a webgpu device for t, or skips t when no adapter is
-// found, except in CI (CI=true), where the suite must run and t fails.
-func openDevice(t testing.TB, opts webgpu.Options) *webgpu.Device {
-	t.Helper()
-	d, err := webgpu.New(opts)
-	if errors.Is(err, webgpu.ErrNoAdapter) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must run the webgpu tests: %v", err)
-		}
-		t.Skipf("skipping: %v", err) // the error says what to install
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Release)
-	return d
-}
 
 func open(opts webgpu.Options) func(t *testing.T) device.Device {
 	return func(t *testing.T) device.Device {
-		d := openDevice(t, opts)
+		d := testdevice.WebGPU(t, opts)
 		t.Logf("adapter: %v", d.Info())
 		return d
 	}
@@ -72,7 +54,7 @@ func TestConformanceSmallLimitsCopyPath(t *testing.T) {
 // The raw objects are the ones gpumem uses: a buffer written through the
 // device reads back through the binding's own queue and a mapped copy.
 func TestRawInterop(t *testing.T) {
-	d := openDevice(t, webgpu.Options{})
+	d := testdevice.WebGPU(t, webgpu.Options{})
 	b, err := d.CreateBuffer(device.BufferDesc{Label: "interop", Size: 16, Usage: device.CopySrc | device.CopyDst | device.Vertex})
 	if err != nil {
 		t.Fatal(err)
