@@ -195,7 +195,7 @@ func TestInterleavings(t *testing.T) {
 	cases := []struct {
 		name  string
 		sc    scenario
-		large bool // skipped with -short: about 80,000 interleavings
+		large bool // skipped with -short and -race: about 80,000 interleavings
 	}{
 		// The owner pops index 2, frees 3 and flushes it into the slot 2
 		// came from: the list's length is back where the remote read it.
@@ -240,8 +240,8 @@ func TestInterleavings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.large && testing.Short() {
-				t.Skip("large; run without -short")
+			if tc.large && (testing.Short() || raceEnabled) {
+				t.Skip("large; run without -short and without -race")
 			}
 			n := explore(t, tc.sc)
 			t.Logf("%d interleavings", n)

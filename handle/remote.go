@@ -14,8 +14,8 @@ type Remote struct {
 
 // Alloc returns a live Handle. It fails with ErrClosed once the owner is
 // closed and ErrExhausted when no index is left. Lock-free: it retries its
-// swap only when another allocation or a flush changed the list; no
-// allocation.
+// swap only when another allocation or a flush changed the list, after a
+// short backoff that grows with each failure; no allocation.
 func (r Remote) Alloc() (Handle, error) {
 	if r.sh.closed.Load() {
 		return 0, fmt.Errorf("remote alloc: %w", ErrClosed)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package handle
+
+const raceEnabled = false
