@@ -17,12 +17,16 @@
 //
 // # Frees and reuse
 //
-// Owner.Free buffers the freed index in the owner (up to 256 of them); the
-// owner's own Alloc takes those back first, most recent first, without any
-// atomic operation. Flush, or a Free that finds the buffer full, moves them
-// to the shared free list in one batch, where remote allocators see them.
+// Owner.Free records the index's next generation and buffers the freed
+// index, as the Handle it will next be, in the owner (up to 256 of them);
+// the owner's own Alloc takes those back first, most recent first, without
+// any atomic operation. Flush, or a Free that finds the buffer full, moves
+// them to the shared free list in one batch, where remote allocators see
+// them. The owner alone keeps the generation table; a freed Handle carries
+// its next generation through the list, so a remote pop reads nothing but
+// the list.
 //
-// The shared free list is a stack of indices in chunks that never move:
+// The shared free list is a stack of Handles in chunks that never move:
 // chunk 0 holds 1,024 slots and each later chunk doubles, 23 in all for
 // every 32-bit index, so a remote allocator reading a slot never races with
 // a reallocation. One 64-bit word describes the list: its length in the low
@@ -34,7 +38,10 @@
 // slot and the owner push a different index in its place, leaving the
 // length as it was (the ABA problem); the raised version makes the word
 // differ, so the late swap fails and retries. A swap could only succeed
-// wrongly after 2^32 pops between one allocator's read and its swap.
+// wrongly after 2^32 pops between one allocator's read and its swap. A
+// failed swap backs off a little before it retries, longer after each
+// failure, so contending allocators do not take the word's cache line from
+// each other on every attempt.
 //
 // A flush writes the indices past the top, where no current pop reads, and
 // publishes them by swapping the length up. Only the owner pushes, so a
@@ -74,6 +81,10 @@
 // generation the owner has not handed out yet passes for live, and freeing
 // it corrupts the free list. Pass only Handles an allocator returned.
 //
-// While a flush runs, remote allocators take fresh indices, so the index
-// space can grow a little beyond the peak number of live handles.
+// Remote allocators see only flushed frees: an owner that frees without
+// flushing makes them take fresh indices, and the index space grows. Flush
+// once a frame, or whenever remote allocators should catch up.
+//
+// Memory: the generation table and the free list grow by doubling chunks,
+// 4 and 8 bytes per index issued, and never shrink.
 package handle
