@@ -35,5 +35,14 @@
 //   - Every chunk is in exactly one place: the open frame's (current or
 //     filled), in flight with a fence, or free.
 //
+// # Caveats
+//
+// On webgpu a chunk stays mapped until the next submit, and a submit
+// unmaps it; any submit in the middle of a frame (Submit, Fence, a read,
+// or a WriteBuffer to a CopyDst buffer, which submits what is recorded
+// first) makes the belt's next write into that chunk map it again, which
+// waits for the GPU. Keep a frame's uploads on the belt, or batch queue
+// writes before or after them.
+//
 // A Belt is not safe for concurrent use.
 package staging
