@@ -33,8 +33,8 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// screenshot renders the page at path in headless Chromium, 1200x900, and
-// returns the screenshot. GPUMEM_SCREENSHOT_DIR=dir keeps it there.
+// screenshot renders the page at path in headless Chromium, 1200x2000 (the
+// demo's summary and its whole last map), and returns the screenshot. GPUMEM_SCREENSHOT_DIR=dir keeps it there.
 func screenshot(t *testing.T, browser, page string) image.Image {
 	t.Helper()
 	dir := t.TempDir()
@@ -49,7 +49,7 @@ func screenshot(t *testing.T, browser, page string) image.Image {
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage",
 		"--hide-scrollbars", "--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot,
-		"--window-size=1200,900", "file://"+abs)
+		"--window-size=1200,2000", "file://"+abs)
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	out, err := cmd.CombinedOutput()
 	b, rerr := os.ReadFile(shot)
@@ -105,7 +105,7 @@ func TestBrowser(t *testing.T) {
 	if status, out, errOut := gpumem("map", filepath.Join(dir, "dump.json"), "-o", mapPage); status != 0 {
 		t.Fatalf("map: %s%s", out, errOut)
 	}
-	kinds := []string{"vertex", "index", "meshlet-data", "meshlet-rows"}
+	kinds := []string{"vertex", "index", "meshlet-data", "meshlet-rows", "texture", "ring"}
 	// The check tells a page without maps from one with them.
 	blank := filepath.Join(dir, "blank.html")
 	os.WriteFile(blank, []byte("<!DOCTYPE html><title>blank</title><p>No map here."), 0o644)

@@ -46,8 +46,10 @@ func numbers(stdout string) string {
 
 func TestDemoHost(t *testing.T) {
 	out, dir := runDemoTest(t, "-device", "host", "-frames", "60", "-seed", "7")
-	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes/vertex", "meshes/index", "meshlets/data",
-		"meshlets/rows", "total", "growths", "fragmentation", "time per frame", "every byte intact", "report: ", "dump: "} {
+	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes/v12", "meshes/v20", "meshes/v24", "meshes/v6",
+		"meshes/u16", "meshes/u32", "meshlets/data", "meshlets/rows", "textures/pages", "ring/constants", "pool/readback",
+		"total", "growths", "fragmentation", "time per frame", "every byte intact", "report: ", "dump: ",
+		"binding slots", "fence 58 completed of 60", "served by an idle buffer", "meshes reported moved"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -67,7 +69,8 @@ func TestDemoHost(t *testing.T) {
 	}
 	r := string(report)
 	for _, want := range []string{"<!DOCTYPE html>", "frame 1", "frame 30", "frame 60", "Fragmentation", "Moves per frame",
-		"occupied", inspect.KindColor("vertex"), inspect.KindColor("meshlet-rows")} {
+		"occupied", inspect.KindColor("vertex"), inspect.KindColor("index"), inspect.KindColor("meshlet-rows"),
+		inspect.KindColor("texture"), inspect.KindColor("ring")} {
 		if !strings.Contains(r, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -93,8 +96,17 @@ func TestDemoHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Label != "frame 60" || len(d.Buffers) != 4 || d.Totals.Allocations == 0 {
-		t.Errorf("dump %q: %d buffers, totals %+v", d.Label, len(d.Buffers), d.Totals)
+	if d.Label != "frame 60" || d.Totals.Allocations == 0 {
+		t.Errorf("dump %q: totals %+v", d.Label, d.Totals)
+	}
+	// Every manager's buffers: a slab per mesh layout at least, the
+	// meshlet arenas, the texture pages, the ring.
+	kinds := map[string]int{}
+	for _, b := range d.Buffers {
+		kinds[b.Kind]++
+	}
+	if kinds["mesh slab"] < 6 || kinds["meshlet"] != 2 || kinds["bindless page"] < 4 || kinds["ring"] != 1 {
+		t.Errorf("dump's buffers by kind: %v", kinds)
 	}
 }
 

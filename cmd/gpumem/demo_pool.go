@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/pool"
+)
+
+// The read-back buffers' pool: a budget well above what one check needs,
+// and buffers idle for readbackMaxIdleFrames frames evicted. The pool's
+// clock is the frame counter (a second a frame), so eviction is the same
+// on every run and device.
+const (
+	readbackBudgetBytes   = 16 << 20
+	readbackMaxIdleFrames = 20
+	readbackUsage         = device.MapRead | device.CopyDst
+)
+
+// readbackWorkload is the buffer pool at work: every read-back check of
+// the other workloads leases a MapRead buffer from it, copies the bytes to
+// check into it, reads it and releases it, so a frame's checks reuse the
+// buffers of the frames before. Once a frame, buffers idle too long are
+// evicted.
+type readbackWorkload struct {
+	dev    device.Device
+	p      *pool.Pool
+	frameN int
+	copied uint64 // bytes copied into leased buffers to be read back
+	evicts int    // evicted by age
+}
+
+func newReadbackWorkload(dev device.Device) (*readbackWorkload, error) {
+	w := &readbackWorkload{dev: dev}
+	p, err := pool.New(dev, pool.Options{Label: "readback", BudgetBytes: readbackBudgetBytes,
+		MaxIdle: readbackMaxIdleFrames * time.Second,
+		Clock:   func() time.Time { return time.Unix(int64(w.frameN), 0) }})
+	if err != nil {
+		return nil, err
+	}
+	w.p = p
+	return w, nil
+}
+
+// read fills dst with buf's bytes from off through a leased buffer: buf
+// needs CopySrc; off and len(dst) are multiples of 4.
+func (w *readbackWorkload) read(buf device.Buffer, off uint64, dst []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	l, err := w.p.Acquire(uint64(len(dst)), 4, readbackUsage)
+	if err != nil {
+		return fmt.Errorf("lease a read-back buffer of %d bytes: %w", len(dst), err)
+	}
+	err = w.dev.CopyBuffer(buf, off, l.Buffer(), 0, uint64(len(dst)))
+	if err == nil {
+		err = w.dev.ReadBuffer(l.Buffer(), 0, dst)
+	}
+	if rerr := w.p.Release(l); err == nil {
+		err = rerr
+	}
+	w.copied += uint64(len(dst))
+	return err
+}
+
+func (w *readbackWorkload) frame(f *frameState) error {
+	w.frameN = f.n
+	w.evicts += w.p.Evict()
+	return nil
+}
+
+func (w *readbackWorkload) endFrame(uint64) error { return nil }
+
+// check has nothing of its own to check: the pool's buffers are checked
+// by every read of the others.
+func (w *readbackWorkload) check(*rand.Rand, int) (int, error) { return 0, nil }
+
+// buffers returns nothing: the pool's buffers are whole device buffers,
+// each leased whole; the summary counts them.
+func (w *readbackWorkload) buffers() []inspect.Buffer { return nil }
+
+func (w *readbackWorkload) rows() []bufferRow {
+	st := w.p.Stats()
+	return []bufferRow{{name: "pool/readback", allocs: st.Acquires, live: st.Leased, written: w.copied,
+		occupied: st.BytesLeased, reserved: st.BytesLeased, capacity: st.BytesHeld,
+		free: st.BytesIdle, largest: st.BytesIdle}}
+}
+
+func (w *readbackWorkload) notes() []string {
+	st := w.p.Stats()
+	return []string{fmt.Sprintf("pool/readback: %d leases of read-back buffers (%s read), %.1f%% served by an idle buffer; %d buffers created, %d evicted (%d idle %d frames); %d held now, %s",
+		st.Acquires, inspect.FormatBytes(w.copied), 100*st.ReuseRate(), st.Creations, st.Evictions, w.evicts, readbackMaxIdleFrames,
+		st.Buffers, inspect.FormatBytes(st.BytesHeld))}
+}
+
+func (w *readbackWorkload) release() { w.p.Close() }

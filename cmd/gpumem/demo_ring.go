@@ -1,0 +1,206 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/ring"
+)
+
+// The constants workload writes each frame's constants through a ring
+// buffer, as a renderer writes uniforms bound with dynamic offsets: a
+// camera block, a block per zone in view, and a block of per-draw data
+// sized by the zone's contents. The frame ends with EndFrame and the fence
+// of the submission that carries it; the ring reuses its bytes once the
+// device has completed that fence.
+//
+// The ring sees the device through lagged, which reports the GPU as
+// ringLag frames behind (never ahead of the real device: it waits for it
+// when the GPU is later still), as a renderer with three frames in flight
+// sees it. Real fences complete at the GPU's pace, which would make the
+// ring's reuse, and so its growths, differ from run to run and from host
+// to webgpu.
+const (
+	ringLag       = 2
+	ringSalt      = 0x72696e67
+	ringStartSize = 16 << 10 // small, so that the run shows the ring grow
+)
+
+// lagged is a device whose Completed is at most ringLag fences behind the
+// newest: see above.
+type lagged struct {
+	device.Device
+	last uint64 // the newest fence, set by the workload at each frame's end
+}
+
+func (d *lagged) Completed() (uint64, error) {
+	if d.last <= ringLag {
+		return 0, nil
+	}
+	want := d.last - ringLag
+	done, err := d.Device.Completed()
+	if err != nil {
+		return 0, err
+	}
+	if done < want {
+		if err := d.Device.Wait(); err != nil {
+			return 0, err
+		}
+	}
+	return want, nil
+}
+
+// constBlock is one block of constants written in a frame.
+type constBlock struct {
+	name string
+	s    ring.Slice
+	tag  uint32
+}
+
+// constFrame is one frame's blocks and its fence.
+type constFrame struct {
+	n      int
+	fence  uint64
+	blocks []constBlock
+}
+
+type constantsWorkload struct {
+	dev     *lagged
+	rb      *readbackWorkload
+	r       *ring.Buffer
+	open    constFrame
+	held    []constFrame // frames ended whose fence the ring sees pending, oldest first
+	nextTag uint32
+	scratch []byte
+	zoneObj [demoZones]int // objects per zone: per-draw data
+	written uint64
+}
+
+func newConstantsWorkload(dev device.Device, rb *readbackWorkload) (*constantsWorkload, error) {
+	w := &constantsWorkload{dev: &lagged{Device: dev}, rb: rb}
+	r, err := ring.NewBuffer(w.dev, ring.BufferOptions{Label: "constants", SizeBytes: ringStartSize, Grow: true,
+		Usage: device.Uniform | device.CopyDst | device.CopySrc})
+	if err != nil {
+		return nil, err
+	}
+	w.r = r
+	return w, nil
+}
+
+func (w *constantsWorkload) release() { w.r.Release() }
+
+func (w *constantsWorkload) frame(f *frameState) error {
+	w.open = constFrame{n: f.n}
+	if err := w.write(f.n, "camera", 208); err != nil { // view, projection, their inverses' rows, time
+		return err
+	}
+	for z := range demoZones {
+		if !f.inView[z] {
+			continue
+		}
+		if w.zoneObj[z] == 0 {
+			w.zoneObj[z] = 4 + zoneRand(f.seed, z, ringSalt).IntN(60)
+		}
+		if err := w.write(f.n, fmt.Sprintf("zone%d", z), 96); err != nil { // zone transform, light
+			return err
+		}
+		// A 64-byte transform per object, give or take what is culled.
+		objs := w.zoneObj[z] - f.rng.IntN(w.zoneObj[z]/2+1)
+		if err := w.write(f.n, fmt.Sprintf("zone%d/draws", z), 64*objs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *constantsWorkload) write(frame int, what string, n int) error {
+	w.nextTag++
+	b := constBlock{name: fmt.Sprintf("frame %d: %s", frame, what), tag: w.nextTag}
+	s, err := w.r.Write(fill(&w.scratch, b.tag, n))
+	if err != nil {
+		return fmt.Errorf("ring write %s: %w", b.name, err)
+	}
+	b.s = s
+	w.written += uint64(n)
+	w.open.blocks = append(w.open.blocks, b)
+	return nil
+}
+
+func (w *constantsWorkload) endFrame(fence uint64) error {
+	w.dev.last = fence
+	w.open.fence = fence
+	if err := w.r.EndFrame(fence); err != nil {
+		return fmt.Errorf("ring end frame: %w", err)
+	}
+	w.held = append(w.held, w.open)
+	w.open = constFrame{}
+	// Frames the ring may reuse are no longer held: their bytes may be
+	// rewritten.
+	done, err := w.dev.Completed()
+	if err != nil {
+		return err
+	}
+	k := 0
+	for k < len(w.held) && w.held[k].fence <= done {
+		k++
+	}
+	w.held = w.held[k:]
+	return nil
+}
+
+// check reads back blocks of the frames in flight: the ring must not
+// have handed their bytes out again.
+func (w *constantsWorkload) check(rng *rand.Rand, n int) (int, error) {
+	var blocks []constBlock
+	for _, f := range w.held {
+		blocks = append(blocks, f.blocks...)
+	}
+	return checkSome(blocks, rng, n, func(b constBlock) error {
+		got := make([]byte, b.s.Size)
+		if err := w.rb.read(b.s.Buffer, b.s.Offset, got); err != nil {
+			return fmt.Errorf("%s: read back: %w", b.name, err)
+		}
+		return verify(got, b.tag, b.name)
+	})
+}
+
+// buffers returns the ring's buffer with the blocks of the frames in
+// flight in it.
+func (w *constantsWorkload) buffers() []inspect.Buffer {
+	buf := w.r.Buffer()
+	align := w.r.Alignment()
+	var regions []inspect.Region
+	for _, f := range w.held {
+		for _, b := range f.blocks {
+			if b.s.Buffer != buf {
+				continue // in a buffer the ring grew out of
+			}
+			regions = append(regions, inspect.Region{Offset: b.s.Offset, Size: (b.s.Size + align - 1) &^ (align - 1),
+				Used: b.s.Size, Kind: "ring", Name: b.name})
+		}
+	}
+	b, err := inspect.NewBuffer("ring/constants", "ring", buf.Size(), regions)
+	if err != nil {
+		panic("demo: ring blocks overlap: " + err.Error()) // the ring's invariant broke
+	}
+	return []inspect.Buffer{b}
+}
+
+func (w *constantsWorkload) rows() []bufferRow {
+	st := w.r.Stats()
+	row := bufferRow{name: "ring/constants", allocs: uint64(st.Allocs), written: w.written,
+		capacity: st.SizeBytes, growths: uint64(st.Growths)}
+	b := w.buffers()[0].Stats
+	row.live, row.occupied, row.reserved = b.Allocations, b.OccupiedBytes, b.ReservedBytes
+	row.free, row.largest = b.FreeBytes, b.FreeBytes
+	return []bufferRow{row}
+}
+
+func (w *constantsWorkload) notes() []string {
+	st := w.r.Stats()
+	done, _ := w.dev.Completed()
+	return []string{fmt.Sprintf("ring/constants: %d frames ended with their fence; fence %d completed of %d (the GPU %d frames behind); %d frames in flight hold %s; %d growths, %d refusals",
+		st.Frames, done, w.dev.last, ringLag, st.FramesInFlight, inspect.FormatBytes(st.InFlightBytes), st.Growths, st.Full)}
+}
