@@ -102,16 +102,14 @@ type layoutHistory struct {
 }
 
 type meshWorkload struct {
-	dev      device.Device
-	rb       *readbackWorkload
-	a        *mesh.Allocator
-	zones    [demoZones]meshZone
-	live     []*demoMesh // in load order
-	byHandle map[mesh.Handle]*demoMesh
-	moved    map[mesh.Handle]int // frame of the last reported move
-	frameN   int
-	nextTag  uint32
-	hist     map[mesh.Layout]*layoutHistory
+	rb      *readbackWorkload
+	a       *mesh.Allocator
+	zones   [demoZones]meshZone
+	live    []*demoMesh         // in load order
+	moved   map[mesh.Handle]int // frame of the last reported move
+	frameN  int
+	nextTag uint32
+	hist    map[mesh.Layout]*layoutHistory
 	// Over the run: Add, Modify of other sizes, Modify in place, Remove.
 	adds, lods, rewrites, removes uint64
 	reported                      uint64             // meshes Moved reported
@@ -132,7 +130,7 @@ type meshSpec struct {
 }
 
 func newMeshWorkload(dev device.Device, rb *readbackWorkload) (*meshWorkload, error) {
-	w := &meshWorkload{dev: dev, rb: rb, byHandle: map[mesh.Handle]*demoMesh{}, moved: map[mesh.Handle]int{},
+	w := &meshWorkload{rb: rb, moved: map[mesh.Handle]int{},
 		hist: map[mesh.Layout]*layoutHistory{}, moving: map[*demoMesh]bool{}}
 	for _, l := range meshLayouts {
 		w.hist[l] = &layoutHistory{}
@@ -192,7 +190,6 @@ func (w *meshWorkload) frame(f *frameState) error {
 			}
 			m.h = h
 			w.adds++
-			w.byHandle[h] = m
 			w.live = append(w.live, m)
 			zn.loaded = append(zn.loaded, m)
 			budget--
@@ -299,7 +296,6 @@ func (w *meshWorkload) unload(m *demoMesh) error {
 		return fmt.Errorf("remove %s: %w", m.name, err)
 	}
 	w.removes++
-	delete(w.byHandle, m.h)
 	delete(w.moved, m.h)
 	w.live = slices.DeleteFunc(w.live, func(x *demoMesh) bool { return x == m })
 	return nil
@@ -462,6 +458,10 @@ func (w *meshWorkload) rows() []bufferRow {
 
 func (w *meshWorkload) notes() []string {
 	st := w.a.Stats()
-	return []string{fmt.Sprintf("meshes: %d added, %d re-placed at another level of detail, %d rewritten in place, %d removed; %d flushes uploaded %s; %d slabs created, %d released, %d alive; %d meshes reported moved",
-		w.adds, w.lods, w.rewrites, w.removes, st.Flushes, inspect.FormatBytes(st.BytesUploaded), st.SlabsCreated, st.SlabsReleased, st.Slabs, w.reported)}
+	return []string{
+		fmt.Sprintf("meshes: %d added, %d re-placed at another level of detail, %d rewritten in place, %d removed;",
+			w.adds, w.lods, w.rewrites, w.removes),
+		fmt.Sprintf("  %d flushes uploaded %s; %d slabs created, %d released, %d alive; Moved reported %d meshes",
+			st.Flushes, inspect.FormatBytes(st.BytesUploaded), st.SlabsCreated, st.SlabsReleased, st.Slabs, w.reported),
+	}
 }

@@ -31,7 +31,6 @@ type meshletBatch struct {
 // meshletWorkload streams each zone's meshlet batches through the meshlet
 // manager, sweeping its arenas within a budget each frame.
 type meshletWorkload struct {
-	dev      device.Device
 	rb       *readbackWorkload
 	m        *meshlet.Manager
 	zones    [demoZones]meshletZone
@@ -51,7 +50,7 @@ type meshletZone struct {
 }
 
 func newMeshletWorkload(dev device.Device, rb *readbackWorkload) (*meshletWorkload, error) {
-	w := &meshletWorkload{dev: dev, rb: rb, byHandle: map[meshlet.BatchHandle]*meshletBatch{}, moved: map[meshlet.BatchHandle]int{}}
+	w := &meshletWorkload{rb: rb, byHandle: map[meshlet.BatchHandle]*meshletBatch{}, moved: map[meshlet.BatchHandle]int{}}
 	m, err := meshlet.New(dev, meshlet.Options{Label: "meshlets", RowWords: meshletRowWords, AddressWord: 0,
 		Data:      arena.Options{InitialElems: 128 << 10, RoundToBins: true},
 		Rows:      arena.Options{InitialElems: 4 << 10, RoundToBins: true},

@@ -91,9 +91,12 @@ func (w *readbackWorkload) rows() []bufferRow {
 
 func (w *readbackWorkload) notes() []string {
 	st := w.p.Stats()
-	return []string{fmt.Sprintf("pool/readback: %d leases of read-back buffers (%s read), %.1f%% served by an idle buffer; %d buffers created, %d evicted (%d idle %d frames); %d held now, %s",
-		st.Acquires, inspect.FormatBytes(w.copied), 100*st.ReuseRate(), st.Creations, st.Evictions, w.evicts, readbackMaxIdleFrames,
-		st.Buffers, inspect.FormatBytes(st.BytesHeld))}
+	return []string{
+		fmt.Sprintf("pool: %d read-back leases (%s), %.1f%% served by an idle buffer; %d buffers created,",
+			st.Acquires, inspect.FormatBytes(w.copied), 100*st.ReuseRate(), st.Creations),
+		fmt.Sprintf("  %d evicted (%d after %d idle frames); %d held now, %s", st.Evictions, w.evicts, readbackMaxIdleFrames,
+			st.Buffers, inspect.FormatBytes(st.BytesHeld)),
+	}
 }
 
 func (w *readbackWorkload) release() { w.p.Close() }

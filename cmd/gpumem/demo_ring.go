@@ -201,6 +201,9 @@ func (w *constantsWorkload) rows() []bufferRow {
 func (w *constantsWorkload) notes() []string {
 	st := w.r.Stats()
 	done, _ := w.dev.Completed()
-	return []string{fmt.Sprintf("ring/constants: %d frames ended with their fence; fence %d completed of %d (the GPU %d frames behind); %d frames in flight hold %s; %d growths, %d refusals",
-		st.Frames, done, w.dev.last, ringLag, st.FramesInFlight, inspect.FormatBytes(st.InFlightBytes), st.Growths, st.Full)}
+	return []string{
+		fmt.Sprintf("ring: %d frames ended with their fence; fence %d of %d completed (the GPU %d frames behind);",
+			st.Frames, done, w.dev.last, ringLag),
+		fmt.Sprintf("  %d frames in flight hold %s; %d growths, %d refusals", st.FramesInFlight, inspect.FormatBytes(st.InFlightBytes), st.Growths, st.Full),
+	}
 }

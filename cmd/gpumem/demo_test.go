@@ -49,7 +49,7 @@ func TestDemoHost(t *testing.T) {
 	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes/v12", "meshes/v20", "meshes/v24", "meshes/v6",
 		"meshes/u16", "meshes/u32", "meshlets/data", "meshlets/rows", "textures/pages", "ring/constants", "pool/readback",
 		"total", "growths", "fragmentation", "time per frame", "every byte intact", "report: ", "dump: ",
-		"binding slots", "fence 58 completed of 60", "served by an idle buffer", "meshes reported moved"} {
+		"binding slots", "fence 58 of 60 completed", "served by an idle buffer", "Moved reported"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

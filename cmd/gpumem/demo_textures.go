@@ -192,6 +192,10 @@ func (w *textureWorkload) rows() []bufferRow {
 
 func (w *textureWorkload) notes() []string {
 	st := w.r.Stats()
-	return []string{fmt.Sprintf("textures/pages: %d registered, %d unregistered over the run; now %d pages (binding slots 0-%d) in %d buckets, %d layers: %d registered, %d defaults, %d free for reuse; layout version %d (%d bind-group rebuilds)",
-		w.registered, w.unregistered, st.Pages, st.Pages-1, st.Buckets, st.Layers, st.Registered, st.Builtin, st.FreeLayers, st.Version, w.versions)}
+	return []string{
+		fmt.Sprintf("textures: %d registered, %d unregistered; %d pages (binding slots 0-%d) in %d buckets, %d layers:",
+			w.registered, w.unregistered, st.Pages, st.Pages-1, st.Buckets, st.Layers),
+		fmt.Sprintf("  %d registered, %d defaults, %d free for reuse; layout version %d (%d bind-group rebuilds)",
+			st.Registered, st.Builtin, st.FreeLayers, st.Version, w.versions),
+	}
 }
