@@ -99,7 +99,7 @@ func replayArena(tb testing.TB, prog *trace.Program, strategy arena.Strategy) pa
 	return p
 }
 
-// BenchmarkTracePacking replays the meshlet and lognormal traces (sizes as
+// BenchmarkTracePacking replays the meshlet, lognormal and thinning traces (sizes as
 // 4-byte elements) through an arena under each fragmentation strategy and
 // reports the peak capacity against the peak occupied, and the work done.
 func BenchmarkTracePacking(b *testing.B) {
