@@ -223,6 +223,11 @@ type bufferRow struct {
 	frag          bool
 
 	growths, moves, bytesMoved uint64
+
+	// sub marks a row breaking the row above it down (a layout of the
+	// mesh allocator's): left out of totals and plots, and without
+	// history of its own.
+	sub bool
 }
 
 // arenaRow returns the row of an arena's statistics st, elemBytes bytes an
@@ -314,6 +319,9 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 		var free, largest uint64
 		live := 0
 		for _, r := range rowsOf(ws) {
+			if r.sub {
+				continue
+			}
 			rec.capacity += r.capacity
 			rec.reserved += r.reserved
 			rec.occupied += r.occupied
@@ -502,18 +510,27 @@ func (r *demoResult) writeSummary(w io.Writer) {
 	fmt.Fprintln(tw, "buffer              \tallocations\tlive\twritten\toccupied\treserved\tcapacity\tgrowths\tmoves\tmoved\tfragmentation\t")
 	var t bufferRow
 	line := func(row bufferRow, fr string) {
-		fmt.Fprintf(tw, "%-20s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", row.name, row.allocs, row.live,
+		growths, moves, moved := strconv.FormatUint(row.growths, 10), strconv.FormatUint(row.moves, 10), inspect.FormatBytes(row.bytesMoved)
+		if row.sub {
+			growths, moves, moved = "", "", ""
+		}
+		fmt.Fprintf(tw, "%-20s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, row.allocs, row.live,
 			inspect.FormatBytes(row.written), inspect.FormatBytes(row.occupied), inspect.FormatBytes(row.reserved),
-			inspect.FormatBytes(row.capacity), row.growths, row.moves, inspect.FormatBytes(row.bytesMoved), fr)
+			inspect.FormatBytes(row.capacity), growths, moves, moved, fr)
 	}
 	for _, row := range r.rows {
 		fr := "-"
 		if row.frag {
 			fr = pct(frag(row.largest, row.free))
+		}
+		line(row, fr)
+		if row.sub {
+			continue
+		}
+		if row.frag {
 			t.free += row.free
 			t.largest += row.largest
 		}
-		line(row, fr)
 		t.allocs += row.allocs
 		t.live += row.live
 		t.written += row.written

@@ -22,12 +22,13 @@ import (
 //
 // The allocator shows its slabs through each mesh's Slices: the demo
 // groups the live meshes' ranges by buffer to draw each slab (every slab
-// holds a live mesh after a Flush, which releases the empty ones), and
-// keeps where each range was after the last Flush or Sweep to attribute
-// growths (a range in a new buffer at the same place) and moves (a range
-// at a new place) to their layouts. It checks that what it sees adds up
-// to the allocator's Stats, and that every range it saw move was reported
-// by Moved.
+// holds a live mesh after a Flush, which releases the empty ones) and to
+// break the summary's meshes row down by layout. Every frame it checks
+// that what it sees adds up to the allocator's Stats (meshes, slab bytes,
+// bytes placed, bytes uploaded), and that every range it saw at a new
+// place was reported by Moved. Growths and moves are the allocator's
+// totals: ranges alone cannot tell them apart by layout exactly (a slab
+// may grow with none of its earlier ranges left in it).
 
 const (
 	meshSalt     = 0x6d657368
@@ -67,8 +68,30 @@ type demoMesh struct {
 	idx    int
 	tags   [2]uint32 // content of the vertex and index arrays
 	// at is where each array was after the last Flush or Sweep; the
-	// zero Slice until the mesh is resident at its present sizes.
+	// zero Slice until the array is placed at its present size.
 	at [2]mesh.Slice
+	// dirty marks a placed array staged for a rewrite in place.
+	dirty [2]bool
+}
+
+// restage records new contents of m's arrays, staged by the Modify the
+// caller makes next: an array of another size loses its place until the
+// Flush; one of the same size is rewritten in place.
+func (m *demoMesh) restage(old [2]mesh.Layout, oldLen [2]int) {
+	for k := range m.at {
+		if m.layout(mesh.Kind(k)) != old[k] || m.len(mesh.Kind(k)) != oldLen[k] {
+			m.at[k], m.dirty[k] = mesh.Slice{}, false
+		} else if m.at[k].Buffer != nil {
+			m.dirty[k] = true
+		}
+	}
+}
+
+func (m *demoMesh) len(k mesh.Kind) int {
+	if k == mesh.Vertices {
+		return m.verts
+	}
+	return m.idx
 }
 
 func (m *demoMesh) layout(k mesh.Kind) mesh.Layout {
@@ -97,8 +120,8 @@ func (m *demoMesh) data() mesh.Mesh {
 
 // layoutHistory is what happened to one layout's arrays over the run.
 type layoutHistory struct {
-	allocs, written            uint64 // arrays placed and their bytes
-	growths, moves, bytesMoved uint64
+	allocs  uint64 // arrays placed
+	written uint64 // bytes uploaded: placed and rewritten in place
 }
 
 type meshWorkload struct {
@@ -206,9 +229,10 @@ func (w *meshWorkload) frame(f *frameState) error {
 		if f.rng.IntN(2) == 0 || nv > 2*meshMaxVerts {
 			nv = max(meshMinVerts/2, m.verts/2)
 		}
+		old, oldLen := [2]mesh.Layout{m.layout(mesh.Vertices), m.layout(mesh.Indices)}, [2]int{m.verts, m.idx}
 		m.verts, m.idx = nv, 3*nv/2+f.rng.IntN(nv)
 		w.retag(m)
-		m.at = [2]mesh.Slice{}
+		m.restage(old, oldLen)
 		if err := w.a.Modify(m.h, m.data()); err != nil {
 			return fmt.Errorf("modify %s: %w", m.name, err)
 		}
@@ -219,6 +243,7 @@ func (w *meshWorkload) frame(f *frameState) error {
 		m := w.live[f.rng.IntN(len(w.live))]
 		w.nextTag++
 		m.tags[0] = w.nextTag
+		m.restage([2]mesh.Layout{m.layout(mesh.Vertices), m.layout(mesh.Indices)}, [2]int{m.verts, m.idx})
 		if err := w.a.Modify(m.h, m.data()); err != nil {
 			return fmt.Errorf("rewrite %s: %w", m.name, err)
 		}
@@ -257,11 +282,10 @@ func (w *meshWorkload) retag(m *demoMesh) {
 }
 
 // observe looks where every live mesh's arrays are now, after a Flush or a
-// Sweep: a range at a new place moved; a range at the same place in
-// another buffer is in its slab grown (one growth per old buffer). A range
-// placed for the first time counts as an allocation of its layout.
+// Sweep: an array placed for the first time at its size is an allocation
+// of its layout, uploaded; a dirty one was rewritten in place; one at a
+// new place moved.
 func (w *meshWorkload) observe() error {
-	grown := map[device.Buffer]mesh.Layout{}
 	for _, m := range w.live {
 		v, i, err := w.a.Slices(m.h)
 		if err != nil {
@@ -277,16 +301,13 @@ func (w *meshWorkload) observe() error {
 				h.allocs++
 				h.written += uint64(cur.Len()) * uint64(l.ElemBytes)
 			case cur.Start != prev.Start:
-				h.moves++
-				h.bytesMoved += uint64(l.Slots(cur.Len())) * uint64(l.SlotBytes())
 				w.moving[m] = true
-			case cur.Buffer != prev.Buffer:
-				grown[prev.Buffer] = l
+			}
+			if m.dirty[k] {
+				m.dirty[k] = false
+				h.written += uint64(cur.Len()) * uint64(l.ElemBytes)
 			}
 		}
-	}
-	for _, l := range grown {
-		w.hist[l].growths++
 	}
 	return nil
 }
@@ -302,11 +323,10 @@ func (w *meshWorkload) unload(m *demoMesh) error {
 }
 
 func (w *meshWorkload) check(rng *rand.Rand, n int) (int, error) {
-	c, err := checkSome(w.live, rng, n, w.checkOne)
-	if err == nil && n < 0 {
-		err = w.agree()
+	if err := w.agree(); err != nil {
+		return 0, err
 	}
-	return c, err
+	return checkSome(w.live, rng, n, w.checkOne)
 }
 
 // checkOne reads a mesh's ranges back, whole slots: its arrays as written,
@@ -342,21 +362,21 @@ func (w *meshWorkload) checkOne(m *demoMesh) error {
 }
 
 // agree checks that the demo's view of the slabs adds up to the
-// allocator's Stats.
+// allocator's Stats: meshes, the slabs' bytes and the bytes placed in
+// them, the bytes uploaded. O(live meshes).
 func (w *meshWorkload) agree() error {
 	st := w.a.Stats()
-	var capacity, used, growths, moves uint64
+	var capacity, used, written uint64
 	for _, sb := range w.slabs() {
 		capacity += sb.CapacityBytes
 		used += sb.Stats.ReservedBytes
 	}
 	for _, h := range w.hist {
-		growths += h.growths
-		moves += h.moves
+		written += h.written
 	}
-	if capacity != st.SlabBytes+st.OwnBytes || used != st.UsedBytes || growths != st.Growths || moves != st.Moves || st.Meshes != len(w.live) {
-		return fmt.Errorf("the demo sees %d meshes, %d of %d slab bytes used, %d growths, %d moves; mesh.Stats says %d, %d of %d+%d, %d, %d",
-			len(w.live), used, capacity, growths, moves, st.Meshes, st.UsedBytes, st.SlabBytes, st.OwnBytes, st.Growths, st.Moves)
+	if capacity != st.SlabBytes+st.OwnBytes || used != st.UsedBytes || written != st.BytesUploaded || st.Meshes != len(w.live) {
+		return fmt.Errorf("the demo sees %d meshes, %d of %d slab bytes used, %d bytes uploaded; mesh.Stats says %d, %d of %d+%d, %d",
+			len(w.live), used, capacity, written, st.Meshes, st.UsedBytes, st.SlabBytes, st.OwnBytes, st.BytesUploaded)
 	}
 	return nil
 }
@@ -436,24 +456,30 @@ func (w *meshWorkload) buffers() []inspect.Buffer {
 	return bufs
 }
 
+// rows returns the allocator's row, its totals, then one row per layout
+// breaking its state down (sub rows: history is the allocator's, whole).
 func (w *meshWorkload) rows() []bufferRow {
-	rows := make([]bufferRow, len(meshLayouts))
+	st := w.a.Stats()
+	top := bufferRow{name: "meshes", written: st.BytesUploaded, frag: true,
+		growths: st.Growths, moves: st.Moves, bytesMoved: st.BytesMoved}
+	subs := make([]bufferRow, len(meshLayouts))
 	for i, l := range meshLayouts {
 		h := w.hist[l]
-		rows[i] = bufferRow{name: "meshes/" + layoutName(l), allocs: h.allocs, written: h.written, frag: true,
-			growths: h.growths, moves: h.moves, bytesMoved: h.bytesMoved}
+		subs[i] = bufferRow{name: "  " + l.String(), allocs: h.allocs, written: h.written, frag: true, sub: true}
+		top.allocs += h.allocs
 	}
 	for _, sb := range w.slabs() {
-		r := &rows[slices.Index(meshLayouts, sb.layout)]
 		s := sb.Stats
-		r.live += s.Allocations
-		r.occupied += s.OccupiedBytes
-		r.reserved += s.ReservedBytes
-		r.capacity += s.CapacityBytes
-		r.free += s.FreeBytes
-		r.largest += s.LargestFreeBytes
+		for _, r := range []*bufferRow{&top, &subs[slices.Index(meshLayouts, sb.layout)]} {
+			r.live += s.Allocations
+			r.occupied += s.OccupiedBytes
+			r.reserved += s.ReservedBytes
+			r.capacity += s.CapacityBytes
+			r.free += s.FreeBytes
+			r.largest += s.LargestFreeBytes
+		}
 	}
-	return rows
+	return append([]bufferRow{top}, subs...)
 }
 
 func (w *meshWorkload) notes() []string {

@@ -46,8 +46,8 @@ func numbers(stdout string) string {
 
 func TestDemoHost(t *testing.T) {
 	out, dir := runDemoTest(t, "-device", "host", "-frames", "60", "-seed", "7")
-	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes/v12", "meshes/v20", "meshes/v24", "meshes/v6",
-		"meshes/u16", "meshes/u32", "meshlets/data", "meshlets/rows", "textures/pages", "ring/constants", "pool/readback",
+	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes ", "12-byte vertices", "20-byte vertices",
+		"24-byte vertices", "6-byte vertices", "uint16 indices", "uint32 indices", "meshlets/data", "meshlets/rows", "textures/pages", "ring/constants", "pool/readback",
 		"total", "growths", "fragmentation", "time per frame", "every byte intact", "report: ", "dump: ",
 		"binding slots", "fence 58 of 60 completed", "served by an idle buffer", "Moved reported"} {
 		if !strings.Contains(out, want) {
