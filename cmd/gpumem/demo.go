@@ -42,13 +42,15 @@ Each manager has its workload:
   textures  each zone's textures registered and unregistered in the
             bindless registry (package bindless): layers of shared pages
   constants per-frame constants (camera, zones, draws) written through the
-            ring (package ring), each frame ended with its device fence
+            ring buffer (package ring), each frame ended with its fence
+  scratch   per-frame vertices (debug lines, particles) bumped through the
+            frame arena (package ring): a block per frame in flight
   readback  every read-back check copies into a buffer leased from the
             buffer pool (package pool) and released after; idle buffers
             are evicted after 20 frames
 
 Data written is spot-checked by read-back every frame, and at the end
-every live mesh, batch, texture and frame constant is read back and
+every live mesh, batch, texture and frame's data is read back and
 compared with what was written: the demo proves nothing was lost while
 things moved.
 
@@ -409,11 +411,13 @@ func newWorkloads(dev device.Device) ([]workload, error) {
 		return nil, err
 	}
 	var ws []workload
+	gpu := &lagged{Device: dev} // the device as the ring's allocators see it
 	for _, mk := range []func() (workload, error){
 		func() (workload, error) { return newMeshWorkload(dev, rb) },
 		func() (workload, error) { return newMeshletWorkload(dev, rb) },
 		func() (workload, error) { return newTextureWorkload(dev) },
-		func() (workload, error) { return newConstantsWorkload(dev, rb) },
+		func() (workload, error) { return newConstantsWorkload(gpu, rb) },
+		func() (workload, error) { return newScratchWorkload(gpu, rb) },
 	} {
 		w, err := mk()
 		if err != nil {
@@ -561,7 +565,7 @@ func (r *demoResult) writeSummary(w io.Writer) {
 		len(r.records), r.peakLive, pct(fragSum/float64(len(r.records))), float64(t.moves)/float64(len(r.records)), peakMoves)
 	fmt.Fprintf(w, "time per frame: mean %s, median %s, max %s (timings vary from run to run)\n",
 		ms(r.total/time.Duration(len(r.records))), ms(durs[len(durs)/2]), ms(durs[len(durs)-1]))
-	fmt.Fprintf(w, "read back: %d items spot-checked during the run, and all %d live meshes, batches, textures and frame constants at the end: every byte intact\n", r.spot, r.final)
+	fmt.Fprintf(w, "read back: %d items spot-checked during the run, and all %d live meshes, batches, textures and blocks of frames in flight at the end: every byte intact\n", r.spot, r.final)
 }
 
 func frag(largest, free uint64) float64 {
@@ -654,7 +658,7 @@ pre{background:#f3f5f7;padding:12px;font-size:12px;overflow-x:auto}</style>
 <h1>gpumem demo report</h1>
 <p class="muted">{{.Frames}} frames of scene streaming, seed {{.Seed}}, on {{.Device}}.
 As a camera circles a loop of zones, each zone's meshes (the mesh allocator's slabs), meshlet batches (the meshlet manager) and
-textures (the bindless registry's pages) stream in and out; per-frame constants go through the ring, fenced; read-backs lease
+textures (the bindless registry's pages) stream in and out; per-frame constants and vertices go through the ring buffer and the frame arena, fenced; read-backs lease
 buffers from the pool. Slabs and arenas sweep within a budget each frame; written data is read back and checked.</p>
 <pre>{{.Summary}}</pre>
 <h2>Memory at the last frame</h2>

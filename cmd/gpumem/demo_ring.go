@@ -52,6 +52,37 @@ func (d *lagged) Completed() (uint64, error) {
 	return want, nil
 }
 
+// pending returns the frames of held, oldest first, whose fence d does
+// not report completed: their bytes are still the GPU's, and must be as
+// written.
+func (d *lagged) pending(held []constFrame) ([]constFrame, error) {
+	done, err := d.Completed()
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for k < len(held) && held[k].fence <= done {
+		k++
+	}
+	return held[k:], nil
+}
+
+// checkHeld reads back n blocks of the frames held (every one when n < 0)
+// through rb.
+func checkHeld(rb *readbackWorkload, held []constFrame, rng *rand.Rand, n int) (int, error) {
+	var blocks []constBlock
+	for _, f := range held {
+		blocks = append(blocks, f.blocks...)
+	}
+	return checkSome(blocks, rng, n, func(b constBlock) error {
+		got := make([]byte, b.s.Size)
+		if err := rb.read(b.s.Buffer, b.s.Offset, got); err != nil {
+			return fmt.Errorf("%s: read back: %w", b.name, err)
+		}
+		return verify(got, b.tag, b.name)
+	})
+}
+
 // constBlock is one block of constants written in a frame.
 type constBlock struct {
 	name string
@@ -78,8 +109,8 @@ type constantsWorkload struct {
 	written uint64
 }
 
-func newConstantsWorkload(dev device.Device, rb *readbackWorkload) (*constantsWorkload, error) {
-	w := &constantsWorkload{dev: &lagged{Device: dev}, rb: rb}
+func newConstantsWorkload(dev *lagged, rb *readbackWorkload) (*constantsWorkload, error) {
+	w := &constantsWorkload{dev: dev, rb: rb}
 	r, err := ring.NewBuffer(w.dev, ring.BufferOptions{Label: "constants", SizeBytes: ringStartSize, Grow: true,
 		Usage: device.Uniform | device.CopyDst | device.CopySrc})
 	if err != nil {
@@ -136,34 +167,15 @@ func (w *constantsWorkload) endFrame(fence uint64) error {
 	}
 	w.held = append(w.held, w.open)
 	w.open = constFrame{}
-	// Frames the ring may reuse are no longer held: their bytes may be
-	// rewritten.
-	done, err := w.dev.Completed()
-	if err != nil {
-		return err
-	}
-	k := 0
-	for k < len(w.held) && w.held[k].fence <= done {
-		k++
-	}
-	w.held = w.held[k:]
-	return nil
+	var err error
+	w.held, err = w.dev.pending(w.held)
+	return err
 }
 
 // check reads back blocks of the frames in flight: the ring must not
 // have handed their bytes out again.
 func (w *constantsWorkload) check(rng *rand.Rand, n int) (int, error) {
-	var blocks []constBlock
-	for _, f := range w.held {
-		blocks = append(blocks, f.blocks...)
-	}
-	return checkSome(blocks, rng, n, func(b constBlock) error {
-		got := make([]byte, b.s.Size)
-		if err := w.rb.read(b.s.Buffer, b.s.Offset, got); err != nil {
-			return fmt.Errorf("%s: read back: %w", b.name, err)
-		}
-		return verify(got, b.tag, b.name)
-	})
+	return checkHeld(w.rb, w.held, rng, n)
 }
 
 // buffers returns the ring's buffer with the blocks of the frames in

@@ -47,9 +47,9 @@ func numbers(stdout string) string {
 func TestDemoHost(t *testing.T) {
 	out, dir := runDemoTest(t, "-device", "host", "-frames", "60", "-seed", "7")
 	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes ", "12-byte vertices", "20-byte vertices",
-		"24-byte vertices", "6-byte vertices", "uint16 indices", "uint32 indices", "meshlets/data", "meshlets/rows", "textures/pages", "ring/constants", "pool/readback",
+		"24-byte vertices", "6-byte vertices", "uint16 indices", "uint32 indices", "meshlets/data", "meshlets/rows", "textures/pages", "ring/constants", "ring/scratch", "pool/readback",
 		"total", "growths", "fragmentation", "time per frame", "every byte intact", "report: ", "dump: ",
-		"binding slots", "fence 58 of 60 completed", "served by an idle buffer", "Moved reported"} {
+		"binding slots", "fence 58 of 60 completed", "2 in flight", "served by an idle buffer", "Moved reported"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -100,12 +100,13 @@ func TestDemoHost(t *testing.T) {
 		t.Errorf("dump %q: totals %+v", d.Label, d.Totals)
 	}
 	// Every manager's buffers: a slab per mesh layout at least, the
-	// meshlet arenas, the texture pages, the ring.
+	// meshlet arenas, the texture pages, the ring, the frame arena's
+	// blocks in flight.
 	kinds := map[string]int{}
 	for _, b := range d.Buffers {
 		kinds[b.Kind]++
 	}
-	if kinds["mesh slab"] < 6 || kinds["meshlet"] != 2 || kinds["bindless page"] < 4 || kinds["ring"] != 1 {
+	if kinds["mesh slab"] < 6 || kinds["meshlet"] != 2 || kinds["bindless page"] < 4 || kinds["ring"] != 1 || kinds["ring arena"] != 2 {
 		t.Errorf("dump's buffers by kind: %v", kinds)
 	}
 }
