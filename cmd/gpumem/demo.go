@@ -50,17 +50,17 @@ Each manager has its workload:
             are evicted after 20 frames
 
 Data written is spot-checked by read-back every frame, and at the end
-every live mesh, batch, texture and frame's data is read back and
-compared with what was written: the demo proves nothing was lost while
-things moved.
+every live mesh, batch and texture, and the data of the frames in
+flight, is read back and compared with what was written: the demo proves
+nothing was lost while things moved.
 
 It prints a summary table on stdout (a progress bar on stderr when that
 is a terminal) and writes a self-contained HTML report: memory maps at the
 first, middle and last frames and at the frame with the most moves, and
 plots of occupied vs reserved bytes, fragmentation (1 - largest free /
 free) and moves per frame. The same seed gives the same numbers on every
-device, except timings: the ring sees the GPU two frames behind (three
-frames in flight) whatever the GPU's pace.
+device, except timings: the ring buffer and the frame arena see the GPU
+two frames behind (three frames in flight) whatever its pace.
 
 The device is webgpu when an adapter is found, else host; see gpumem help
 devbench for choosing an adapter.
