@@ -100,7 +100,7 @@ type Allocator struct {
 	placed   []piece
 	scratch  []piece
 	unplaced []piece
-	tail     [4]byte // an array's last, padded word
+	pad      []byte // scratch for an array's last slot, padded with zeros
 
 	moved     []Handle // since the last Moved call
 	movedOut  []Handle // Moved's result

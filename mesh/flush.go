@@ -323,8 +323,10 @@ func (a *Allocator) newSlab(l Layout, capacity uint32) (*slab, error) {
 	return s, nil
 }
 
-// upload writes data, p's array, to p's place: whole words, the last one
-// padded with zeros. It does not allocate.
+// upload writes data, p's array, to p's place: its whole words, then the
+// rest of its last slot (the array's last bytes and zeros to the slot's
+// end), so the padding never keeps what an earlier array left there. It
+// allocates only to grow the padding scratch, once per larger slot.
 func (a *Allocator) upload(p *part, data []byte) error {
 	n := len(data) &^ 3
 	if n > 0 {
@@ -332,10 +334,14 @@ func (a *Allocator) upload(p *part, data []byte) error {
 			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 		}
 	}
-	if n < len(data) {
-		a.tail = [4]byte{}
-		copy(a.tail[:], data[n:])
-		if err := a.write(p, uint64(n), a.tail[:]); err != nil {
+	if rest := int(a.bytes(p)) - n; rest > 0 {
+		if cap(a.pad) < rest {
+			a.pad = make([]byte, rest)
+		}
+		pad := a.pad[:rest]
+		clear(pad)
+		copy(pad, data[n:])
+		if err := a.write(p, uint64(n), pad); err != nil {
 			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 		}
 	}

@@ -133,10 +133,14 @@ func (md *model) verify(t testing.TB) {
 			t.Fatalf("mesh %v: Slices: %v", h, err)
 		}
 		for _, c := range []struct {
-			s    mesh.Slice
-			data []byte
-			elem uint32
-		}{{v, e.onDevice.Vertices, e.onDevice.VertexStride}, {i, e.onDevice.Indices, uint32(e.onDevice.IndexFormat)}} {
+			s      mesh.Slice
+			data   []byte
+			elem   uint32
+			layout mesh.Layout
+		}{
+			{v, e.onDevice.Vertices, e.onDevice.VertexStride, mesh.VertexLayout(e.onDevice.VertexStride)},
+			{i, e.onDevice.Indices, uint32(e.onDevice.IndexFormat), mesh.IndexLayout(e.onDevice.IndexFormat)},
+		} {
 			if len(c.data) == 0 {
 				if c.s != (mesh.Slice{}) {
 					t.Fatalf("mesh %v: empty array has slice %+v", h, c.s)
@@ -150,12 +154,17 @@ func (md *model) verify(t testing.TB) {
 			if lo%4 != 0 {
 				t.Fatalf("mesh %v: range starts at byte %d, not 4-aligned", h, lo)
 			}
-			got := make([]byte, (len(c.data)+3)&^3)
+			// The range's whole slots: the array, then zeros to the end of
+			// its last slot, whatever the place held before.
+			got := make([]byte, c.layout.Slots(c.s.Len())*c.layout.SlotBytes())
 			if err := md.dev.ReadBuffer(c.s.Buffer, lo, got); err != nil {
 				t.Fatalf("mesh %v: read: %v", h, err)
 			}
 			if !bytes.Equal(got[:len(c.data)], c.data) {
 				t.Fatalf("mesh %v: bytes differ at element range [%d, %d)", h, c.s.Start, c.s.End)
+			}
+			if pad := got[len(c.data):]; !bytes.Equal(pad, make([]byte, len(pad))) {
+				t.Fatalf("mesh %v: padding of the last slot is %x, want zeros", h, pad)
 			}
 			used[c.s.Buffer] = append(used[c.s.Buffer], span{lo, lo + uint64(len(c.data))})
 		}
