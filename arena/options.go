@@ -101,8 +101,9 @@ var DefaultBudget = Budget{Moves: 64, Bytes: 4 << 20, Steps: 4096}
 // unlimited is a Budget no sweep exhausts: a full compaction's.
 var unlimited = Budget{Moves: math.MaxInt, Bytes: math.MaxUint64, Steps: math.MaxInt}
 
-// or returns b with its zero (or negative) fields taken from d.
-func (b Budget) or(d Budget) Budget {
+// Or returns b with its zero (or negative) fields taken from d: how a
+// partly filled Budget falls back to another (Options.Budget, DefaultBudget).
+func (b Budget) Or(d Budget) Budget {
 	if b.Moves <= 0 {
 		b.Moves = d.Moves
 	}
@@ -154,7 +155,7 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	if o.Policy > offset.Fit {
 		return o, fmt.Errorf("%w: unknown policy %v", ErrInvalidOptions, o.Policy)
 	}
-	o.Budget = o.Budget.or(DefaultBudget)
+	o.Budget = o.Budget.Or(DefaultBudget)
 	o.Usage |= device.CopySrc | device.CopyDst | device.Storage
 	if err := o.Usage.Validate(); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalidOptions, err)

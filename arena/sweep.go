@@ -106,7 +106,7 @@ func (a *Arena) Sweep(budget Budget) ([]Move, error) {
 	if a.released {
 		return nil, ErrReleased
 	}
-	completed, err := a.sweep(budget.or(a.opts.Budget))
+	completed, err := a.sweep(budget.Or(a.opts.Budget))
 	if completed {
 		a.stats.SweepsCompleted++
 	}

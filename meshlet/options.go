@@ -77,20 +77,7 @@ func (o Options) resolve() (Options, error) {
 	if lim := math.MaxUint32 / o.RowWords; o.Rows.MaxElems == 0 || o.Rows.MaxElems > lim {
 		o.Rows.MaxElems = lim
 	}
-	o.Budget = fill(o.Budget, arena.DefaultBudget)
+	o.Budget = o.Budget.Or(arena.DefaultBudget)
 	return o, nil
 }
 
-// fill returns b with its zero (or negative) fields taken from d.
-func fill(b, d arena.Budget) arena.Budget {
-	if b.Moves <= 0 {
-		b.Moves = d.Moves
-	}
-	if b.Bytes == 0 {
-		b.Bytes = d.Bytes
-	}
-	if b.Steps <= 0 {
-		b.Steps = d.Steps
-	}
-	return b
-}

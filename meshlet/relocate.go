@@ -146,7 +146,7 @@ func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 	if m.gone {
 		return nil, ErrReleased
 	}
-	b := fill(budget, m.opts.Budget)
+	b := budget.Or(m.opts.Budget)
 	first, second := m.data, m.rows
 	if m.stats.Sweeps%2 == 1 {
 		first, second = second, first
