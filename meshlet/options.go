@@ -80,4 +80,3 @@ func (o Options) resolve() (Options, error) {
 	o.Budget = o.Budget.Or(arena.DefaultBudget)
 	return o, nil
 }
-
