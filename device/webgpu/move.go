@@ -292,22 +292,10 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 			binary.LittleEndian.PutUint32(table[ds.offset+uint64(i)*4:], w)
 		}
 	}
-	tb, err := d.dev.TryCreateBufferInit(&wgpu.BufferInitDescriptor{
-		Label:    "gpumem move table",
-		Contents: table,
-		Usage:    wgpu.BufferUsageStorage,
-	})
-	if err != nil {
-		return d.fail("create move table", err)
-	}
-	d.graveBuffers = append(d.graveBuffers, tb)
-
-	enc, err := d.encoder()
+	tb, pass, err := d.tablePass("move", table)
 	if err != nil {
 		return err
 	}
-	d.encUsed = true
-	pass := enc.BeginComputePass(nil)
 	for _, ds := range list {
 		g := ds.g
 		if len(g.entries) == 0 {

@@ -61,21 +61,10 @@ func (d *Device) Patch(db device.Buffer, patches []device.Patch) error {
 			table = append(table, 0)
 		}
 	}
-	tb, err := d.dev.TryCreateBufferInit(&wgpu.BufferInitDescriptor{
-		Label:    "gpumem patch table",
-		Contents: table,
-		Usage:    wgpu.BufferUsageStorage,
-	})
-	if err != nil {
-		return d.fail("create patch table", err)
-	}
-	d.graveBuffers = append(d.graveBuffers, tb)
-	enc, err := d.encoder()
+	tb, pass, err := d.tablePass("patch", table)
 	if err != nil {
 		return err
 	}
-	d.encUsed = true
-	pass := enc.BeginComputePass(nil)
 	for _, s := range segs {
 		entry := wgpu.BindGroupEntry{Binding: 1, Buffer: b.buf, Size: wgpu.WholeSize}
 		if half != 0 {
@@ -105,4 +94,25 @@ func (d *Device) Patch(db device.Buffer, patches []device.Patch) error {
 		return d.fail("patch: end compute pass", err)
 	}
 	return nil
+}
+
+// tablePass uploads table, a kernel's table of work, into a storage buffer
+// (destroyed once the GPU is done with it) and opens a compute pass on the
+// pending encoder for the dispatches that read it.
+func (d *Device) tablePass(what string, table []byte) (*wgpu.Buffer, *wgpu.ComputePassEncoder, error) {
+	tb, err := d.dev.TryCreateBufferInit(&wgpu.BufferInitDescriptor{
+		Label:    "gpumem " + what + " table",
+		Contents: table,
+		Usage:    wgpu.BufferUsageStorage,
+	})
+	if err != nil {
+		return nil, nil, d.fail("create "+what+" table", err)
+	}
+	d.graveBuffers = append(d.graveBuffers, tb)
+	enc, err := d.encoder()
+	if err != nil {
+		return nil, nil, err
+	}
+	d.encUsed = true
+	return tb, enc.BeginComputePass(nil), nil
 }
