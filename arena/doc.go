@@ -14,14 +14,16 @@
 //
 // When the allocator refuses a request the arena makes room:
 //
-//   - Short of room (less free than asked): grow. One new buffer, larger by
-//     the growth factor (or by what the request needs), one copy of the used
+//   - Short of room (the free space would not serve the request and leave
+//     a sixteenth of the capacity): grow. One new buffer, larger by the
+//     growth factor (or by what the request needs), one copy of the used
 //     part, the old buffer released once the device is done with it.
 //     Offsets do not change, but Buffer does.
-//   - Room in pieces: arm an incremental sweep and grow once, a little, so
-//     the request gets through now; the sweep gathers the pieces over the
-//     following Sweep calls. A second such refusal before the sweep finishes
-//     compacts fully instead.
+//   - Room in pieces (by default; see Options.Fragmented): arm an
+//     incremental sweep and grow once, a little, so the request gets
+//     through now; the sweep gathers the pieces over the following Sweep
+//     calls. A second such refusal before the sweep finishes compacts fully
+//     instead.
 //   - The device refuses to grow (out of memory, maximum size): compact
 //     fully and retry; if that is not enough, ErrFull. Every live
 //     allocation's contents are intact and the arena still works.
