@@ -29,19 +29,24 @@ func (u Usage) Has(want Usage) bool { return u&want == want }
 
 // String returns the flags joined by "|", for example "CopySrc|Storage".
 func (u Usage) String() string {
-	names := [...]string{"MapRead", "MapWrite", "CopySrc", "CopyDst", "Index",
-		"Vertex", "Uniform", "Storage", "Indirect", "QueryResolve"}
-	if u == 0 {
+	return flagString(uint64(u), uint64(AllUsage), "MapRead", "MapWrite", "CopySrc", "CopyDst", "Index",
+		"Vertex", "Uniform", "Storage", "Indirect", "QueryResolve")
+}
+
+// flagString joins the names of the bits set in v (names[i] for bit i),
+// then any bits outside known in hex; "0" for none.
+func flagString(v, known uint64, names ...string) string {
+	if v == 0 {
 		return "0"
 	}
 	var parts []string
 	for i, n := range names {
-		if u&(1<<i) != 0 {
+		if v&(1<<i) != 0 {
 			parts = append(parts, n)
 		}
 	}
-	if rest := u &^ AllUsage; rest != 0 {
-		parts = append(parts, "0x"+hex(uint64(rest)))
+	if rest := v &^ known; rest != 0 {
+		parts = append(parts, "0x"+hex(rest))
 	}
 	return strings.Join(parts, "|")
 }

@@ -3,7 +3,6 @@ package device
 import (
 	"fmt"
 	"math/bits"
-	"strings"
 )
 
 // TextureFormat is the texel format of a texture. The zero value is invalid.
@@ -82,21 +81,8 @@ func (u TextureUsage) Has(want TextureUsage) bool { return u&want == want }
 
 // String returns the flags joined by "|".
 func (u TextureUsage) String() string {
-	names := [...]string{"TextureCopySrc", "TextureCopyDst", "TextureBinding",
-		"TextureStorage", "TextureRenderAttachment"}
-	if u == 0 {
-		return "0"
-	}
-	var parts []string
-	for i, n := range names {
-		if u&(1<<i) != 0 {
-			parts = append(parts, n)
-		}
-	}
-	if rest := u &^ AllTextureUsage; rest != 0 {
-		parts = append(parts, "0x"+hex(uint64(rest)))
-	}
-	return strings.Join(parts, "|")
+	return flagString(uint64(u), uint64(AllTextureUsage), "TextureCopySrc", "TextureCopyDst", "TextureBinding",
+		"TextureStorage", "TextureRenderAttachment")
 }
 
 // TextureDesc describes a 2D-array texture to create.

@@ -122,20 +122,31 @@ func singleSampled(t *Texture, op string) error {
 	return nil
 }
 
-// WriteTexture writes one layer's mip level from tightly packed rows.
-func (d *Device) WriteTexture(dt device.Texture, layer, mip uint32, data []byte) error {
-	t, err := d.texture(dt, "write", device.TextureCopyDst)
+// mipAccess checks a write or read (op) of n bytes to one layer's mip of
+// dt: the texture and its usage, one sample, the layer and mip, and n
+// equal to the mip's tightly packed bytes.
+func (d *Device) mipAccess(dt device.Texture, op string, usage device.TextureUsage, layer, mip uint32, n int) (*Texture, error) {
+	t, err := d.texture(dt, op, usage)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := singleSampled(t, "write"); err != nil {
-		return err
+	if err := singleSampled(t, op); err != nil {
+		return nil, err
 	}
 	if err := device.CheckSubresource(t.desc, layer, mip); err != nil {
-		return fmt.Errorf("webgpu: write texture %q: %w", t.desc.Label, err)
+		return nil, fmt.Errorf("webgpu: %s texture %q: %w", op, t.desc.Label, err)
 	}
-	if want := t.desc.MipBytes(mip); uint64(len(data)) != want {
-		return fmt.Errorf("webgpu: write texture %q: %d bytes for mip %d of %d bytes: %w", t.desc.Label, len(data), mip, want, device.ErrInvalidSize)
+	if want := t.desc.MipBytes(mip); uint64(n) != want {
+		return nil, fmt.Errorf("webgpu: %s texture %q: %d bytes for mip %d of %d bytes: %w", op, t.desc.Label, n, mip, want, device.ErrInvalidSize)
+	}
+	return t, nil
+}
+
+// WriteTexture writes one layer's mip level from tightly packed rows.
+func (d *Device) WriteTexture(dt device.Texture, layer, mip uint32, data []byte) error {
+	t, err := d.mipAccess(dt, "write", device.TextureCopyDst, layer, mip, len(data))
+	if err != nil {
+		return err
 	}
 	if err := d.flush(); err != nil {
 		return err
@@ -163,18 +174,9 @@ func paddedRow(desc device.TextureDesc, mip uint32) uint32 {
 
 // ReadTexture submits, waits and reads one layer's mip level.
 func (d *Device) ReadTexture(dt device.Texture, layer, mip uint32, dst []byte) error {
-	t, err := d.texture(dt, "read", device.TextureCopySrc)
+	t, err := d.mipAccess(dt, "read", device.TextureCopySrc, layer, mip, len(dst))
 	if err != nil {
 		return err
-	}
-	if err := singleSampled(t, "read"); err != nil {
-		return err
-	}
-	if err := device.CheckSubresource(t.desc, layer, mip); err != nil {
-		return fmt.Errorf("webgpu: read texture %q: %w", t.desc.Label, err)
-	}
-	if want := t.desc.MipBytes(mip); uint64(len(dst)) != want {
-		return fmt.Errorf("webgpu: read texture %q: %d bytes for mip %d of %d bytes: %w", t.desc.Label, len(dst), mip, want, device.ErrInvalidSize)
 	}
 	w, h := t.desc.MipSize(mip)
 	row := paddedRow(t.desc, mip)
