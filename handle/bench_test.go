@@ -115,10 +115,11 @@ func goroutineCounts() []int {
 }
 
 // runRemote runs b.N allocations spread over g worker goroutines, each
-// allocating 256 handles one at a time and handing the batch to a single
-// freeing goroutine (the owner), which frees it and hands the slice back.
-// ns/op is per allocation, the frees running alongside.
-func runRemote(b *testing.B, g int, alloc func() handle.Handle, freeMany func([]handle.Handle) bool) {
+// allocating 256 handles one at a time, with the allocator newAlloc gives
+// it, and handing the batch to a single freeing goroutine (the owner),
+// which frees it and hands the slice back. ns/op is per allocation, the
+// frees running alongside.
+func runRemote(b *testing.B, g int, newAlloc func() func() handle.Handle, freeMany func([]handle.Handle) bool) {
 	const batch = 256
 	type full struct {
 		hs   []handle.Handle
@@ -148,6 +149,7 @@ func runRemote(b *testing.B, g int, alloc func() handle.Handle, freeMany func([]
 		if w == 0 {
 			n += b.N % g
 		}
+		alloc := newAlloc()
 		wg.Go(func() {
 			for n > 0 {
 				hs := (<-backs[w])[:min(batch, n)]
@@ -166,25 +168,35 @@ func runRemote(b *testing.B, g int, alloc func() handle.Handle, freeMany func([]
 	}
 }
 
-// BenchmarkRemote measures remote allocation on g goroutines.
+// remoteAlloc returns a new Remote's Alloc, for one worker goroutine (the
+// use Owner.Remote recommends).
+func remoteAlloc(o *handle.Owner) func() func() handle.Handle {
+	return func() func() handle.Handle {
+		r := o.Remote()
+		return func() handle.Handle {
+			h, err := r.Alloc()
+			if err != nil {
+				panic(err)
+			}
+			return h
+		}
+	}
+}
+
+// BenchmarkRemote measures remote allocation on g goroutines, each with a
+// Remote of its own.
 //
 // "pipeline": the owner frees on its own goroutine what the workers
 // allocated, in batches of 256, and flushes after each; ns/op is per
 // allocation, its free running alongside. "pop": the workers only pop,
 // from a shared list the owner filled with 65,536 handles while the timer
-// was stopped; ns/op is per allocation.
+// was stopped; ns/op is per allocation. "shared-pipeline": as pipeline,
+// but all workers share one Remote, so they all pop the same stripe.
 func BenchmarkRemote(b *testing.B) {
 	for _, g := range goroutineCounts() {
 		b.Run(fmt.Sprintf("pipeline/g=%d", g), func(b *testing.B) {
 			o := handle.New()
-			r := o.Remote()
-			runRemote(b, g, func() handle.Handle {
-				h, err := r.Alloc()
-				if err != nil {
-					panic(err)
-				}
-				return h
-			}, func(hs []handle.Handle) bool {
+			runRemote(b, g, remoteAlloc(o), func(hs []handle.Handle) bool {
 				err := o.FreeMany(hs)
 				o.Flush() // publish the batch now, as the mutex list does
 				return err == nil
@@ -192,9 +204,19 @@ func BenchmarkRemote(b *testing.B) {
 		})
 	}
 	for _, g := range goroutineCounts() {
+		b.Run(fmt.Sprintf("shared-pipeline/g=%d", g), func(b *testing.B) {
+			o := handle.New()
+			one := remoteAlloc(o)()
+			runRemote(b, g, func() func() handle.Handle { return one }, func(hs []handle.Handle) bool {
+				err := o.FreeMany(hs)
+				o.Flush()
+				return err == nil
+			})
+		})
+	}
+	for _, g := range goroutineCounts() {
 		b.Run(fmt.Sprintf("pop/g=%d", g), func(b *testing.B) {
 			o := handle.New()
-			r := o.Remote()
 			runPops(b, g, func(hs []handle.Handle) {
 				if _, err := o.AllocMany(hs); err != nil {
 					b.Fatal(err)
@@ -203,19 +225,21 @@ func BenchmarkRemote(b *testing.B) {
 					b.Fatal(err)
 				}
 				o.Flush()
-			}, func() handle.Handle {
-				h, _ := r.Alloc()
-				return h
-			})
+			}, remoteAlloc(o))
 		})
 	}
 }
 
-// runPops runs b.N pops on g goroutines in rounds of 65,536: fill frees a
-// full round's handles (untimed), then the goroutines pop them.
-func runPops(b *testing.B, g int, fill func([]handle.Handle), pop func() handle.Handle) {
+// runPops runs b.N pops on g goroutines, each with the allocator newPop
+// gives it, in rounds of 65,536: fill frees a full round's handles
+// (untimed), then the goroutines pop them.
+func runPops(b *testing.B, g int, fill func([]handle.Handle), newPop func() func() handle.Handle) {
 	const round = 1 << 16
 	hs := make([]handle.Handle, round)
+	pops := make([]func() handle.Handle, g)
+	for w := range pops {
+		pops[w] = newPop()
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; done += round {
@@ -226,6 +250,7 @@ func runPops(b *testing.B, g int, fill func([]handle.Handle), pop func() handle.
 		var wg sync.WaitGroup
 		for w := range g {
 			part := hs[w*n/g : (w+1)*n/g]
+			pop := pops[w]
 			wg.Go(func() {
 				for j := range part {
 					part[j] = pop()
@@ -242,7 +267,7 @@ func BenchmarkMutexRemote(b *testing.B) {
 	for _, g := range goroutineCounts() {
 		b.Run(fmt.Sprintf("pipeline/g=%d", g), func(b *testing.B) {
 			m := newMutexList()
-			runRemote(b, g, m.alloc, m.freeMany)
+			runRemote(b, g, func() func() handle.Handle { return m.alloc }, m.freeMany)
 		})
 	}
 	for _, g := range goroutineCounts() {
@@ -253,7 +278,7 @@ func BenchmarkMutexRemote(b *testing.B) {
 					hs[j] = m.alloc()
 				}
 				m.freeMany(hs)
-			}, m.alloc)
+			}, func() func() handle.Handle { return m.alloc })
 		})
 	}
 }

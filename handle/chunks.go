@@ -49,11 +49,30 @@ func (t *slotTable) load(i uint32) Handle {
 // store sets slot i to h, adding its chunk if needed. Owner only.
 func (t *slotTable) store(i uint32, h Handle) {
 	k, off := locate(i)
-	p := t.chunks[k].Load()
-	if p == nil {
-		c := make([]atomic.Uint64, chunkLen(k))
-		p = &c
-		t.chunks[k].Store(p)
+	t.chunk(k)[off].Store(uint64(h))
+}
+
+// storeRun sets slots i, i+1, ... to hs, looking each chunk up once.
+// Owner only.
+func (t *slotTable) storeRun(i uint32, hs []Handle) {
+	for len(hs) > 0 {
+		k, off := locate(i)
+		c := t.chunk(k)[off:]
+		n := min(len(c), len(hs))
+		for j, h := range hs[:n] {
+			c[j].Store(uint64(h))
+		}
+		hs = hs[n:]
+		i += uint32(n)
 	}
-	(*p)[off].Store(uint64(h))
+}
+
+// chunk returns chunk k, adding it if needed. Owner only.
+func (t *slotTable) chunk(k uint32) []atomic.Uint64 {
+	if p := t.chunks[k].Load(); p != nil {
+		return *p
+	}
+	c := make([]atomic.Uint64, chunkLen(k))
+	t.chunks[k].Store(&c)
+	return c
 }

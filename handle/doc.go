@@ -26,10 +26,20 @@
 // its next generation through the list, so a remote pop reads nothing but
 // the list.
 //
-// The shared free list is a stack of Handles in chunks that never move:
-// chunk 0 holds 1,024 slots and each later chunk doubles, 23 in all for
-// every 32-bit index, so a remote allocator reading a slot never races with
-// a reallocation. One 64-bit word describes the list: its length in the low
+// The shared free list is split in stripes, one per processor (up to 32),
+// each a stack with a word of its own on a cache line of its own. Each
+// Remote made pops first from one stripe, the next one for each Remote
+// made, and a flush spreads the buffered frees evenly over the stripes of
+// the Remotes made so far: allocators on different goroutines, each with
+// its own Remote, pop different stripes and do not contend. A Remote whose
+// stripe is empty takes from the others, in turn, before it takes a fresh
+// index. With one Remote, or none, there is one stripe in use and the list
+// is a single stack.
+//
+// A stripe is a stack of Handles in chunks that never move: chunk 0 holds
+// 1,024 slots and each later chunk doubles, 23 in all for every 32-bit
+// index, so a remote allocator reading a slot never races with a
+// reallocation. One 64-bit word describes the stripe: its length in the low
 // 32 bits, a version in the high 32, incremented by every pop.
 //
 // A pop reads the word, reads the top slot, and swaps the word for one with
@@ -43,13 +53,13 @@
 // failure, so contending allocators do not take the word's cache line from
 // each other on every attempt.
 //
-// A flush writes the indices past the top, where no current pop reads, and
-// publishes them by swapping the length up. Only the owner pushes, so a
-// failed swap means pops came first; the flush moves the indices that now
-// lie past the end into the gap and swaps again. A flush therefore never
-// stops remote allocators (the reference design freezes them with a bit in
-// the word while it writes), and no word value repeats: pushes raise the
-// length, pops raise the version.
+// A flush writes the indices past a stripe's top, where no current pop
+// reads, and publishes them by swapping the length up. Only the owner
+// pushes, so a failed swap means pops came first; the flush moves the
+// indices that now lie past the end into the gap and swaps again. A flush
+// therefore never stops remote allocators (the reference design freezes
+// them with a bit in the word while it writes), and no word value repeats:
+// pushes raise the length, pops raise the version.
 //
 // # Invariants
 //
@@ -85,6 +95,7 @@
 // flushing makes them take fresh indices, and the index space grows. Flush
 // once a frame, or whenever remote allocators should catch up.
 //
-// Memory: the generation table and the free list grow by doubling chunks,
-// 4 and 8 bytes per index issued, and never shrink.
+// Memory: the generation table and each stripe of the free list grow by
+// doubling chunks, 4 and 8 bytes per index held, and never shrink; an Owner
+// starts with 256 bytes a stripe.
 package handle

@@ -117,10 +117,12 @@ func audit(o *Owner, live []Handle) error {
 			return err
 		}
 	}
-	n := uint32(o.sh.word.Load() & lenMask)
-	for p := range n {
-		if err := waiting(o.sh.list.load(p), "shared"); err != nil {
-			return err
+	for i := range o.sh.stripes {
+		st := &o.sh.stripes[i]
+		for p := range uint32(st.word.Load() & lenMask) {
+			if err := waiting(st.list.load(p), fmt.Sprintf("stripe %d", i)); err != nil {
+				return err
+			}
 		}
 	}
 	for i := uint64(1); i <= issued; i++ {
@@ -134,10 +136,15 @@ func audit(o *Owner, live []Handle) error {
 	return nil
 }
 
-// setup returns an owner that has issued n indices and freed those in
-// shared (flushed) and then those in buffered, with the live rest.
-func setup(n int, shared, buffered []int) (*Owner, []Handle) {
-	o := New()
+// setup returns an owner with the given stripes that has issued n indices
+// and freed those in shared (flushed) and then those in buffered, with the
+// live rest. Remotes made before the call (remotes of them) spread the
+// flush over that many stripes.
+func setup(stripes, remotes, n int, shared, buffered []int) (*Owner, []Handle) {
+	o := newOwner(stripes)
+	for range remotes {
+		o.Remote()
+	}
 	hs := make([]Handle, n+1)
 	for i := 1; i <= n; i++ {
 		hs[i], _ = o.Alloc()
@@ -186,6 +193,18 @@ func TestInterleavings(t *testing.T) {
 			res.hs, res.err = []Handle{h}, err
 		}
 	}
+	allocs := func(r Remote, n int, res *result) func() {
+		return func() {
+			for range n {
+				h, err := r.Alloc()
+				res.hs = append(res.hs, h)
+				if err != nil {
+					res.err = err
+					return
+				}
+			}
+		}
+	}
 	allocMany := func(n int, f func([]Handle) (int, error), res *result) func() {
 		return func() {
 			res.hs = make([]Handle, n)
@@ -201,7 +220,7 @@ func TestInterleavings(t *testing.T) {
 		// came from: the list's length is back where the remote read it.
 		// Only the version tells the remote its swap is late (ABA).
 		{"owner pop, free, flush vs remote pop", func() (*Owner, []func(), func() error) {
-			o, live := setup(3, []int{1, 2}, nil)
+			o, live := setup(1, 0, 3, []int{1, 2}, nil)
 			var a, b result
 			owner := func() {
 				h, err := o.Alloc()
@@ -217,14 +236,14 @@ func TestInterleavings(t *testing.T) {
 		// A flush races two pops: its swap fails and it slides its index
 		// down.
 		{"flush vs two remote pops", func() (*Owner, []func(), func() error) {
-			o, live := setup(4, []int{1, 2}, []int{3})
+			o, live := setup(1, 0, 4, []int{1, 2}, []int{3})
 			var b, c result
 			return o, []func(){o.Flush, alloc(o.Remote(), &b), alloc(o.Remote(), &c)},
 				finish(o, live, []*result{&b, &c})
 		}, true},
 		// A flush of two races a batch pop of two.
 		{"flush vs remote batch", func() (*Owner, []func(), func() error) {
-			o, live := setup(5, []int{1, 2}, []int{3, 4})
+			o, live := setup(1, 0, 5, []int{1, 2}, []int{3, 4})
 			var b result
 			return o, []func(){o.Flush, allocMany(2, o.Remote().AllocMany, &b)},
 				finish(o, live, []*result{&b})
@@ -232,10 +251,35 @@ func TestInterleavings(t *testing.T) {
 		// The owner's batch pop races a remote pop over three entries, one
 		// short of both: someone takes a fresh index.
 		{"owner batch vs remote pop", func() (*Owner, []func(), func() error) {
-			o, live := setup(4, []int{1, 2}, nil)
+			o, live := setup(1, 0, 4, []int{1, 2}, nil)
 			var a, b result
 			return o, []func(){allocMany(2, o.AllocMany, &a), alloc(o.Remote(), &b)},
 				finish(o, live, []*result{&a, &b})
+		}, false},
+		// Two stripes, a Handle on each: the remote of stripe 0 takes its
+		// own and then steals from stripe 1, racing the remote of stripe 1;
+		// one of them takes a fresh index.
+		{"two stripes: steal vs pop", func() (*Owner, []func(), func() error) {
+			o, live := setup(2, 2, 3, []int{1, 2}, nil)
+			var b, c result
+			return o, []func(){allocs(o.Remote(), 2, &b), alloc(o.Remote(), &c)},
+				finish(o, live, []*result{&b, &c})
+		}, false},
+		// A flush spreads two Handles over two stripes while the remote of
+		// stripe 1, whose stripe is empty, steals from stripe 0.
+		{"two stripes: flush vs steal", func() (*Owner, []func(), func() error) {
+			o, live := setup(2, 2, 4, []int{1}, []int{2, 3})
+			o.Remote()
+			var c result
+			return o, []func(){o.Flush, allocs(o.Remote(), 2, &c)},
+				finish(o, live, []*result{&c})
+		}, false},
+		// A batch pop spans both stripes while the other remote pops.
+		{"two stripes: batch across stripes vs pop", func() (*Owner, []func(), func() error) {
+			o, live := setup(2, 2, 4, []int{1, 2, 3}, nil)
+			var b, c result
+			return o, []func(){allocMany(3, o.Remote().AllocMany, &b), alloc(o.Remote(), &c)},
+				finish(o, live, []*result{&b, &c})
 		}, false},
 	}
 	for _, tc := range cases {

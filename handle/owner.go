@@ -22,19 +22,35 @@ type Owner struct {
 	local   [localCap]Handle // freed, next generation, not yet flushed; most recent last
 	n       int              // entries used in local
 	retired uint64           // indices retired, their generations spent
+	remotes uint32           // Remotes made: the next one's stripe, modulo the stripes
+	cursor  uint32           // the stripe the next flush starts at
 	closed  bool
 }
 
 // New returns an Owner with no handles issued.
-func New() *Owner {
-	sh := &shared{}
-	sh.next.Store(1) // index 0 is never issued: the zero Handle is never live
-	return &Owner{sh: sh}
-}
+func New() *Owner { return newOwner(defaultStripes()) }
+
+// newOwner returns an Owner whose shared free list has the given number of
+// stripes.
+func newOwner(stripes int) *Owner { return &Owner{sh: newShared(stripes)} }
 
 // Remote returns an allocator that allocates from o's indices and may be
 // used from any goroutine. Remotes are small values; copy them freely.
-func (o *Owner) Remote() Remote { return Remote{o.sh} }
+//
+// Each Remote made pops first from a stripe of the shared free list of its
+// own, in turn, and flushes spread o's frees over the stripes of the
+// Remotes made; so that allocators running at the same time do not contend,
+// make one Remote for each goroutine that allocates often, rather than
+// sharing one.
+func (o *Owner) Remote() Remote {
+	k := uint32(len(o.sh.stripes))
+	home := o.remotes % k
+	o.remotes++
+	if o.remotes <= k {
+		o.sh.active.Store(max(o.remotes, 1))
+	}
+	return Remote{o.sh, home}
+}
 
 // Alloc returns a live Handle: the most recently freed index still buffered
 // in o, else one from the shared free list, else a fresh index. It fails
@@ -53,7 +69,7 @@ func (o *Owner) allocShared() (Handle, error) {
 	if o.closed {
 		return 0, fmt.Errorf("alloc: %w", ErrClosed)
 	}
-	if h, ok := o.sh.pop1(); ok {
+	if h, ok := o.sh.pop1(0); ok {
 		return h, nil
 	}
 	return o.sh.fresh1()
@@ -74,7 +90,7 @@ func (o *Owner) AllocMany(dst []Handle) (int, error) {
 		dst[k] = o.local[o.n]
 		k++
 	}
-	k += o.sh.pop(dst[k:])
+	k += o.sh.pop(0, dst[k:])
 	n, err := o.sh.fresh(dst[k:])
 	return k + n, err
 }
@@ -86,20 +102,28 @@ func (o *Owner) AllocMany(dst []Handle) (int, error) {
 // Close. O(1) but for the flush of a full buffer, O(256); no allocation but
 // on error.
 func (o *Owner) Free(h Handle) error {
-	// Fast path: an index freed before (so its chunk exists, and its
-	// generation is not 0, which proves it issued), not at its last
-	// generation nor retired (g-1 < retired-2 excludes 0, retired-1 and
-	// retired in one unsigned comparison), with room in the buffer.
-	i, g := h.Index(), h.Generation()
-	k, off := locate(i)
-	if c := o.gens[k]; g-1 < retired-2 && o.n < localCap && !o.closed &&
-		c != nil && c[off] == g {
-		c[off] = g + 1
-		o.local[o.n] = Pack(i, g+1)
-		o.n++
+	if o.freeFast(h) {
 		return nil
 	}
 	return o.free(h)
+}
+
+// freeFast frees h and reports true when h is an index freed before (so
+// its chunk exists, and its generation is not 0, which proves it issued),
+// live, not at its last generation nor retired (g-1 < retired-2 excludes
+// 0, retired-1 and retired in one unsigned comparison), with room in the
+// buffer. It changes nothing when it reports false.
+func (o *Owner) freeFast(h Handle) bool {
+	g := h.Generation()
+	k, off := locate(h.Index())
+	if c := o.gens[k]; g-1 < retired-2 && uint(o.n) < localCap && !o.closed &&
+		c != nil && c[off] == g {
+		c[off] = g + 1
+		o.local[o.n] = h + 1<<32
+		o.n++
+		return true
+	}
+	return false
 }
 
 func (o *Owner) free(h Handle) error {
@@ -134,7 +158,10 @@ func (o *Owner) free(h Handle) error {
 // position; the Handles before it are freed.
 func (o *Owner) FreeMany(hs []Handle) error {
 	for k, h := range hs {
-		if err := o.Free(h); err != nil {
+		if o.freeFast(h) {
+			continue
+		}
+		if err := o.free(h); err != nil {
 			return fmt.Errorf("handle %d of %d: %w", k, len(hs), err)
 		}
 	}
@@ -142,46 +169,36 @@ func (o *Owner) FreeMany(hs []Handle) error {
 }
 
 // Flush moves the frees buffered in o to the shared free list, where
-// remote allocators can reuse them. It never blocks them: they keep popping
-// while it runs. O(buffered frees), plus the pops that overlap it; it
-// allocates only a new chunk of the list when the list outgrows its chunks.
+// remote allocators can reuse them, spread evenly over the stripes of the
+// Remotes made so far. It never blocks them: they keep popping while it
+// runs. O(buffered frees + stripes), plus the pops that overlap it; it
+// allocates only a new chunk of a stripe when the stripe outgrows its
+// chunks.
 func (o *Owner) Flush() {
 	if o.n == 0 {
 		return
 	}
-	// Write the indices just past the list's top, where no pop reads (a
-	// pop that began before a pop below it may read there, but its swap
-	// fails), then publish them by raising the length with a swap. Only
-	// the owner pushes, so a failed swap means pops lowered the length
-	// meanwhile: the pushed indices must start lower. Slide the ones that
-	// now lie past the new end down into the gap and swap again. Each
-	// retry costs as many stores as there were pops.
-	s := o.sh
-	k := uint32(o.n)
-	s.yield()
-	w := s.word.Load()
-	base := uint32(w & lenMask)
-	for j, h := range o.local[:o.n] {
-		s.yield()
-		s.list.store(base+uint32(j), h)
-	}
-	for {
-		s.yield()
-		if s.word.CompareAndSwap(w, w+uint64(k)) {
-			break
+	k := o.sh.active.Load()
+	q, r := uint32(o.n)/k, uint32(o.n)%k
+	hs := o.local[:o.n]
+	// Stripes cursor, cursor+1, ... take q+1 Handles while the remainder
+	// lasts, q after; the next flush starts where the remainder ended, so
+	// that small flushes take turns.
+	start := o.cursor % k
+	i := start
+	for range min(k, uint32(o.n)) {
+		m := q
+		if r > 0 {
+			m++
+			r--
 		}
-		s.yield()
-		w = s.word.Load()
-		nb := uint32(w & lenMask) // < base: only pops ran
-		from := max(base, nb+k)   // pushed entries past the new end...
-		for p := from; p < base+k; p++ {
-			s.yield()
-			v := s.list.load(p)
-			s.yield()
-			s.list.store(nb+(p-from), v) // ...move into [nb, min(base, nb+k))
+		o.sh.push(&o.sh.stripes[i], hs[:m])
+		hs = hs[m:]
+		if i++; i == k {
+			i = 0
 		}
-		base = nb
 	}
+	o.cursor = (start + uint32(o.n)%k) % k
 	o.n = 0
 }
 
@@ -236,7 +253,7 @@ func (o *Owner) Stats() Stats {
 	s := Stats{
 		Issued:   o.sh.issued(),
 		Buffered: o.n,
-		Shared:   o.sh.word.Load() & lenMask,
+		Shared:   o.sh.length(),
 		Retired:  o.retired,
 	}
 	s.Live = s.Issued - uint64(s.Buffered) - s.Shared - s.Retired

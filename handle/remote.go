@@ -9,7 +9,8 @@ import "fmt"
 // is empty. It never frees: hand the Handles to
 // the owner for that. The zero Remote is not usable: call Owner.Remote.
 type Remote struct {
-	sh *shared
+	sh   *shared
+	home uint32 // the stripe it pops first
 }
 
 // Alloc returns a live Handle. It fails with ErrClosed once the owner is
@@ -17,10 +18,24 @@ type Remote struct {
 // swap only when another allocation or a flush changed the list, after a
 // short backoff that grows with each failure; no allocation.
 func (r Remote) Alloc() (Handle, error) {
+	// Fast path: one try at the top of the home stripe, as pop1From's
+	// first round; anything else goes the slow way.
+	s := r.sh
+	st := &s.stripes[r.home]
+	if w := st.word.Load(); uint32(w) != 0 && s.step == nil && !s.closed.Load() {
+		h := st.list.load(uint32(w) - 1)
+		if st.word.CompareAndSwap(w, w-1+versionOne) {
+			return h, nil
+		}
+	}
+	return r.alloc()
+}
+
+func (r Remote) alloc() (Handle, error) {
 	if r.sh.closed.Load() {
 		return 0, fmt.Errorf("remote alloc: %w", ErrClosed)
 	}
-	if h, ok := r.sh.pop1(); ok {
+	if h, ok := r.sh.pop1(r.home); ok {
 		return h, nil
 	}
 	return r.sh.fresh1()
@@ -35,7 +50,7 @@ func (r Remote) AllocMany(dst []Handle) (int, error) {
 	if r.sh.closed.Load() {
 		return 0, fmt.Errorf("remote alloc: %w", ErrClosed)
 	}
-	k := r.sh.pop(dst)
+	k := r.sh.pop(r.home, dst)
 	n, err := r.sh.fresh(dst[k:])
 	return k + n, err
 }
