@@ -20,13 +20,18 @@ type node struct {
 	binPrev, binNext uint32
 	// prev and next link address-order neighbours.
 	prev, next uint32
-	// gen counts the allocations this node has held; an Allocation is live
-	// only while its gen matches.
-	gen  uint32
-	used bool
+	// gen counts the times this node was taken for an allocation and
+	// given back: it is odd exactly while the node is a live allocation
+	// (see used), and an Allocation is live only while its gen matches.
+	// Keeping the state in gen's parity lets Free test liveness with one
+	// comparison.
+	gen uint32
 	// bin is the bin a free region is filed in: binRoundDown(size).
 	bin uint8
 }
+
+// used reports whether n is a live allocation rather than a free region.
+func (n *node) used() bool { return n.gen&1 != 0 }
 
 // lastID hands every allocator an identity of its own, so an Allocation from
 // one is refused by another.
@@ -70,8 +75,11 @@ type Allocation struct {
 	Offset uint32
 	Size   uint32
 	node   uint32
-	gen    uint32
-	owner  uint32
+	// key is the allocator's id in the high half and the node's gen in the
+	// low half: see Allocator.key. Four fields, not five, so the compiler
+	// keeps an Allocation in registers (it spills structs of more than
+	// four fields to memory), which matters in a replay loop.
+	key uint64
 }
 
 // Allocator hands out ranges of [0, Capacity) units. See doc.go.
@@ -142,8 +150,9 @@ func (a *Allocator) Reset() {
 	// The stack pops node 0 first, as the reference's does.
 	for i := range a.nodes {
 		a.free[i] = n - 1 - uint32(i)
-		a.nodes[i].used = false
-		a.nodes[i].gen++
+		// An odd gen (a live allocation) becomes even, free. Even gens
+		// match no Allocation already, as Allocations carry odd ones.
+		a.nodes[i].gen += a.nodes[i].gen & 1
 	}
 	a.nfree = n
 	idx := a.insert(0, a.capacity)
@@ -159,47 +168,6 @@ func (a *Allocator) Policy() Policy { return a.policy }
 
 // Len returns the number of live allocations.
 func (a *Allocator) Len() int { return int(a.live) }
-
-// Allocate returns a range of size units. O(1); it never allocates memory.
-// It returns ErrOutOfSpace (bare) when no free region can serve the request,
-// ErrNodeLimit when the node limit is reached, and ErrZeroSize or ErrTooLarge
-// for a size of zero or above the capacity.
-func (a *Allocator) Allocate(size uint32) (Allocation, error) {
-	// size-1 wraps for 0. The reference refuses with one node left,
-	// whether or not the request would split a region; keep that for
-	// identical refusals.
-	if size-1 >= a.capacity || a.nfree <= 1 {
-		return Allocation{}, a.refuse(size, 1)
-	}
-	idx := a.search(size)
-	if idx == none {
-		return Allocation{}, ErrOutOfSpace
-	}
-	// What follows is take(idx, 0, size) with unlink and insert written
-	// out: Go keeps no register across a call, so every call on this path
-	// spills and reloads its state, and the calls cost about a third of
-	// an allocation. Keep it in step with take.
-	n := a.at(idx)
-	a.unlinkFast(n)
-	total := n.size
-	n.size = size
-	n.used = true
-	n.gen++
-	a.live++
-	if rest := total - size; rest > 0 {
-		r := a.pop()
-		a.file(r, n.off+size, rest)
-		rn := a.at(r)
-		rn.prev, rn.next = idx, n.next
-		if n.next != none {
-			a.at(n.next).prev = r
-		} else {
-			a.last = r
-		}
-		n.next = r
-	}
-	return Allocation{Offset: n.off, Size: size, node: idx, gen: n.gen, owner: a.id}, nil
-}
 
 // refuse returns the error for a request of size units that is zero, too
 // large, or needs more than the spare nodes the allocator has.
@@ -277,8 +245,7 @@ func (a *Allocator) take(idx, pad, size uint32) Allocation {
 		total -= pad
 	}
 	n.size = size
-	n.used = true
-	n.gen++
+	n.gen++ // now odd: used
 	a.live++
 	if rest := total - size; rest > 0 {
 		r := a.insert(n.off+size, rest)
@@ -291,52 +258,7 @@ func (a *Allocator) take(idx, pad, size uint32) Allocation {
 		}
 		n.next = r
 	}
-	return Allocation{Offset: n.off, Size: size, node: idx, gen: n.gen, owner: a.id}
-}
-
-// Free returns an allocation's range to the free space, merging it with free
-// neighbours. O(1); it never allocates memory. An Allocation that is not live
-// (see ErrInvalidAllocation) is refused and nothing changes.
-func (a *Allocator) Free(h Allocation) error {
-	if !a.isLive(h) {
-		return a.invalid(h)
-	}
-	// Merge with free neighbours, then refile: absorb and replace written
-	// out, as in Allocate. The freed node is refiled itself, which is what
-	// the reference's push-then-pop of the same node amounts to.
-	idx := h.node
-	n := a.at(idx)
-	off, size := n.off, n.size
-	prev, next := n.prev, n.next
-	if prev != none {
-		if p := a.at(prev); !p.used {
-			a.unlinkFast(p)
-			a.push(prev)
-			off, size, prev = p.off, size+p.size, p.prev
-		}
-	}
-	if next != none {
-		if q := a.at(next); !q.used {
-			a.unlinkFast(q)
-			a.push(next)
-			size, next = size+q.size, q.next
-		}
-	}
-	n.used = false
-	a.live--
-	a.file(idx, off, size)
-	n.prev, n.next = prev, next
-	if prev != none {
-		a.at(prev).next = idx
-	} else {
-		a.first = idx
-	}
-	if next != none {
-		a.at(next).prev = idx
-	} else {
-		a.last = idx
-	}
-	return nil
+	return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}
 }
 
 // replace files the free region [off, off+size) between address neighbours
@@ -356,21 +278,23 @@ func (a *Allocator) replace(prev, next, off, size uint32) {
 	}
 }
 
-// isLive reports whether h is a live allocation of a.
+// key returns the key of an Allocation of a whose node has generation gen.
+func (a *Allocator) key(gen uint32) uint64 { return uint64(a.id)<<32 | uint64(gen) }
+
+// isLive reports whether h is a live allocation of a: its node is in range
+// and its key names a and the node's current gen, which must be odd. The
+// key carries an odd gen for every Allocation made, and 0 for the zero
+// Allocation, so equal keys imply a used node.
 func (a *Allocator) isLive(h Allocation) bool {
-	if h.owner != a.id || h.node >= uint32(len(a.nodes)) {
-		return false
-	}
-	n := a.at(h.node)
-	return n.used && n.gen == h.gen
+	return h.node < uint32(len(a.nodes)) && h.key == a.key(a.at(h.node).gen)
 }
 
 // invalid returns the error for an Allocation that is not live.
 func (a *Allocator) invalid(h Allocation) error {
-	switch {
-	case h.owner == 0:
+	switch owner := uint32(h.key >> 32); {
+	case owner == 0:
 		return fmt.Errorf("%w: zero Allocation", ErrInvalidAllocation)
-	case h.owner != a.id:
+	case owner != a.id:
 		return fmt.Errorf("%w: made by another allocator", ErrInvalidAllocation)
 	}
 	return fmt.Errorf("%w: offset %d size %d was freed", ErrInvalidAllocation, h.Offset, h.Size)
@@ -403,7 +327,7 @@ func (h Allocation) ID() uint32 { return h.node }
 
 func (a *Allocator) handle(idx uint32) Allocation {
 	n := a.at(idx)
-	return Allocation{Offset: n.off, Size: n.size, node: idx, gen: n.gen, owner: a.id}
+	return Allocation{Offset: n.off, Size: n.size, node: idx, key: a.key(n.gen)}
 }
 
 // insert takes a node from the stack and files it as the free region
@@ -421,15 +345,13 @@ func (a *Allocator) file(idx, off, size uint32) {
 	b := binRoundDown(size) & (numBins - 1)
 	head := a.binHead[b]
 	if head == none {
-		a.leafMask[b>>topBinShift] |= 1 << (b & leafBinMask)
-		a.topMask |= 1 << (b >> topBinShift)
+		a.filled(b)
 	} else {
 		a.at(head).binPrev = idx
 	}
 	n := a.at(idx)
 	n.off, n.size, n.bin = off, size, uint8(b)
 	n.binPrev, n.binNext = none, head
-	n.used = false
 	a.binHead[b] = idx
 	a.freeUnits += size
 	a.freeRegions++
@@ -456,10 +378,14 @@ func (a *Allocator) unlinkFast(n *node) {
 	a.freeRegions--
 }
 
-// emptied clears the mask bits of bin b, which has just become empty. It
-// is kept out of line so unlinkFast stays small enough to inline.
-//
-//go:noinline
+// filled sets the mask bits of bin b, which is about to get its first
+// region.
+func (a *Allocator) filled(b uint32) {
+	a.leafMask[b>>topBinShift&(numTopBins-1)] |= 1 << (b & leafBinMask)
+	a.topMask |= 1 << (b >> topBinShift)
+}
+
+// emptied clears the mask bits of bin b, which has just become empty.
 func (a *Allocator) emptied(b uint32) {
 	top := b >> topBinShift & (numTopBins - 1)
 	a.leafMask[top] &^= 1 << (b & leafBinMask)

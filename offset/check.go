@@ -20,7 +20,8 @@ import (
 //     masks are set exactly when its list is non-empty.
 //   - The free-unit, free-region and allocation counters match the regions.
 //   - Every node is either in the address list or on the unused stack, never
-//     both, and the stack holds no node twice.
+//     both, and the stack holds no node twice. Nodes on the stack have even
+//     gens (free), which Allocate relies on when it files a remainder.
 func (a *Allocator) Check() error {
 	nodes := a.nodes
 	seen := make([]bool, len(nodes))
@@ -55,10 +56,10 @@ func (a *Allocator) Check() error {
 		if uint64(n.off)+uint64(n.size) > uint64(a.capacity) {
 			return fmt.Errorf("offset: node %d [%d,+%d) passes capacity %d", i, n.off, n.size, a.capacity)
 		}
-		if n.used {
+		if n.used() {
 			live++
 		} else {
-			if prev != none && !nodes[prev].used {
+			if prev != none && !nodes[prev].used() {
 				return fmt.Errorf("offset: free regions at %d and %d are neighbours", nodes[prev].off, n.off)
 			}
 			freeUnits += n.size
@@ -86,7 +87,7 @@ func (a *Allocator) Check() error {
 		}
 		binPrev := none
 		for i := a.binHead[b]; i != none; i = nodes[i].binNext {
-			if int(i) >= len(nodes) || !seen[i] || nodes[i].used {
+			if int(i) >= len(nodes) || !seen[i] || nodes[i].used() {
 				return fmt.Errorf("offset: bin %d lists node %d, not a free region", b, i)
 			}
 			if inBins++; inBins > regions {
@@ -115,6 +116,12 @@ func (a *Allocator) Check() error {
 	for _, i := range a.free[:a.nfree] {
 		if int(i) >= len(nodes) || seen[i] {
 			return fmt.Errorf("offset: unused stack holds node %d twice or in use", i)
+		}
+		if nodes[i].used() {
+			return fmt.Errorf("offset: unused node %d has the odd gen %d of an allocation", i, nodes[i].gen)
+		}
+		if nodes[i].used() {
+			return fmt.Errorf("offset: unused node %d has the odd gen %d of an allocation", i, nodes[i].gen)
 		}
 		seen[i] = true
 	}

@@ -19,7 +19,7 @@ func (a *Allocator) Grow(capacity uint32) error {
 		return nil
 	}
 	last := a.last
-	if a.at(last).used {
+	if a.at(last).used() {
 		if a.nfree == 0 {
 			return fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
 		}
@@ -46,7 +46,7 @@ func (a *Allocator) SlideDown(h Allocation) (Allocation, uint32, error) {
 	}
 	n := a.at(idx)
 	prev := n.prev
-	if prev == none || a.at(prev).used {
+	if prev == none || a.at(prev).used() {
 		return a.handle(idx), 0, nil
 	}
 	p := a.absorb(prev)
@@ -59,7 +59,7 @@ func (a *Allocator) SlideDown(h Allocation) (Allocation, uint32, error) {
 	}
 	n.off -= dist
 	off, size, next := n.off+n.size, dist, n.next
-	if next != none && !a.at(next).used {
+	if next != none && !a.at(next).used() {
 		q := a.absorb(next)
 		size += q.size
 		next = q.next
@@ -82,7 +82,7 @@ func (a *Allocator) Regions() iter.Seq[Region] {
 	return func(yield func(Region) bool) {
 		for i := a.first; i != none; i = a.at(i).next {
 			n := a.at(i)
-			if !yield(Region{Offset: n.off, Size: n.size, Used: n.used}) {
+			if !yield(Region{Offset: n.off, Size: n.size, Used: n.used()}) {
 				return
 			}
 		}
@@ -95,7 +95,7 @@ func (a *Allocator) Regions() iter.Seq[Region] {
 func (a *Allocator) All() iter.Seq[Allocation] {
 	return func(yield func(Allocation) bool) {
 		for i := a.first; i != none; i = a.at(i).next {
-			if a.at(i).used && !yield(a.handle(i)) {
+			if a.at(i).used() && !yield(a.handle(i)) {
 				return
 			}
 		}
@@ -120,7 +120,7 @@ func (a *Allocator) Next(h Allocation) (Allocation, bool, error) {
 }
 
 func (a *Allocator) usedFrom(i uint32) (Allocation, bool) {
-	if i != none && !a.at(i).used {
+	if i != none && !a.at(i).used() {
 		i = a.at(i).next
 	}
 	if i == none {

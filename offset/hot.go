@@ -1,0 +1,193 @@
+package offset
+
+import "math/bits"
+
+// This file holds the two hot paths, Allocate and Free, written out in full:
+// the bin search, the unlinking from a bin and the filing into one appear
+// here inline rather than as calls to search, unlink and file. Go keeps no
+// register across a call, so each call on these paths spills and reloads
+// the allocator's state; without them both functions are leaves on their
+// common paths (only the error returns call). The general helpers in
+// allocator.go serve the cold paths (AllocateAligned, Fit, Grow, SlideDown)
+// and must place exactly as the code here does: keep the two in step.
+
+// Allocate returns a range of size units. O(1); it never allocates memory.
+// It returns ErrOutOfSpace (bare) when no free region can serve the request,
+// ErrNodeLimit when the node limit is reached, and ErrZeroSize or ErrTooLarge
+// for a size of zero or above the capacity.
+func (a *Allocator) Allocate(size uint32) (Allocation, error) {
+	// size-1 wraps for 0. The reference refuses with one node left,
+	// whether or not the request would split a region; keep that for
+	// identical refusals.
+	if size-1 >= a.capacity || a.nfree <= 1 {
+		return Allocation{}, a.refuse(size, 1)
+	}
+	if a.policy != Exact {
+		return a.allocateFit(size)
+	}
+	// search, for the Exact policy. minBin is at most 240 (the bin
+	// 2^32-1 rounds up to), so minTop needs no mask; the leaf mask of a
+	// top bin is non-zero exactly when its top bit is set, so the top
+	// mask need not be tested first.
+	minBin := binRoundUp(size)
+	minTop := minBin >> topBinShift & (numTopBins - 1)
+	var b uint32
+	if leaf := uint32(a.leafMask[minTop]) &^ (1<<(minBin&leafBinMask) - 1); leaf != 0 {
+		b = minTop<<topBinShift | uint32(bits.TrailingZeros32(leaf))
+	} else {
+		// Every bin of a higher top bin fits, since minBin was rounded
+		// up. For minTop 31 the shift gives 0 and the mask clears all.
+		top := a.topMask &^ (1<<(minTop+1) - 1)
+		if top == 0 {
+			return Allocation{}, ErrOutOfSpace
+		}
+		t := uint32(bits.TrailingZeros32(top)) & (numTopBins - 1)
+		b = t<<topBinShift | uint32(bits.TrailingZeros32(uint32(a.leafMask[t])))
+	}
+	b &= numBins - 1
+	idx := a.binHead[b]
+	n := a.at(idx)
+
+	// unlink: n is the head of bin b, so it has no binPrev.
+	bn := n.binNext
+	a.binHead[b] = bn
+	if bn != none {
+		a.at(bn).binPrev = none
+	} else {
+		a.emptied(b)
+	}
+	total := n.size
+	n.size = size
+	n.gen++ // now odd: used
+	a.live++
+	a.freeUnits -= size
+	rest := total - size
+	if rest == 0 {
+		a.freeRegions--
+		return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}, nil
+	}
+
+	// file the remainder in a node from the stack, after n in address
+	// order. The free-region count is unchanged: n left, r came.
+	r := a.pop()
+	rb := binRoundDown(rest) & (numBins - 1)
+	head := a.binHead[rb]
+	if head == none {
+		a.filled(rb)
+	} else {
+		a.at(head).binPrev = r
+	}
+	a.binHead[rb] = r
+	next := n.next
+	// Field by field: a node literal would be built on the stack and
+	// copied. r's gen is even already, as every node on the stack is free.
+	rn := a.at(r)
+	rn.off, rn.size, rn.bin = n.off+size, rest, uint8(rb)
+	rn.binPrev, rn.binNext = none, head
+	rn.prev, rn.next = idx, next
+	if next != none {
+		a.at(next).prev = r
+	} else {
+		a.last = r
+	}
+	n.next = r
+	return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}, nil
+}
+
+// allocateFit is Allocate's search and split for the Fit policy, through
+// the general helpers.
+func (a *Allocator) allocateFit(size uint32) (Allocation, error) {
+	idx := a.search(size)
+	if idx == none {
+		return Allocation{}, ErrOutOfSpace
+	}
+	return a.take(idx, 0, size), nil
+}
+
+// Free returns an allocation's range to the free space, merging it with free
+// neighbours. O(1); it never allocates memory. An Allocation that is not live
+// (see ErrInvalidAllocation) is refused and nothing changes.
+func (a *Allocator) Free(h Allocation) error {
+	// isLive, written out.
+	idx := h.node
+	if idx >= uint32(len(a.nodes)) {
+		return a.invalid(h)
+	}
+	n := a.at(idx)
+	if h.key != a.key(n.gen) {
+		return a.invalid(h)
+	}
+	// Merge with free neighbours, taking them out of their bins and
+	// putting their nodes back on the stack, then file the merged region
+	// in n itself, which is what the reference's push-then-pop of the
+	// same node amounts to.
+	off, size := n.off, n.size
+	prev, next := n.prev, n.next
+	a.freeUnits += size
+	a.live--
+	regions := a.freeRegions + 1
+	if prev != none {
+		if p := a.at(prev); !p.used() {
+			bp, bn := p.binPrev, p.binNext
+			if bp != none {
+				a.at(bp).binNext = bn
+			} else {
+				a.binHead[p.bin] = bn
+				if bn == none {
+					a.emptied(uint32(p.bin))
+				}
+			}
+			if bn != none {
+				a.at(bn).binPrev = bp
+			}
+			a.push(prev)
+			regions--
+			off, size, prev = p.off, size+p.size, p.prev
+		}
+	}
+	if next != none {
+		if q := a.at(next); !q.used() {
+			bp, bn := q.binPrev, q.binNext
+			if bp != none {
+				a.at(bp).binNext = bn
+			} else {
+				a.binHead[q.bin] = bn
+				if bn == none {
+					a.emptied(uint32(q.bin))
+				}
+			}
+			if bn != none {
+				a.at(bn).binPrev = bp
+			}
+			a.push(next)
+			regions--
+			size, next = size+q.size, q.next
+		}
+	}
+	a.freeRegions = regions
+
+	// file n as the free region [off, off+size).
+	b := binRoundDown(size) & (numBins - 1)
+	head := a.binHead[b]
+	if head == none {
+		a.filled(b)
+	} else {
+		a.at(head).binPrev = idx
+	}
+	a.binHead[b] = idx
+	n.off, n.size, n.bin = off, size, uint8(b)
+	n.binPrev, n.binNext = none, head
+	n.prev, n.next = prev, next
+	n.gen++ // now even: free
+	if prev != none {
+		a.at(prev).next = idx
+	} else {
+		a.first = idx
+	}
+	if next != none {
+		a.at(next).prev = idx
+	} else {
+		a.last = idx
+	}
+	return nil
+}
