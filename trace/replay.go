@@ -15,6 +15,10 @@ type Replayer struct {
 	p       *Program
 	slots   []offset.Allocation
 	offsets []uint32
+	// The state of a running replay that only allocations touch: how many
+	// offsets are written, the peak and the failure counts. See Run.
+	n, failures, invalid int
+	peak                 uint32
 }
 
 // Result is what one replay saw.
@@ -74,44 +78,47 @@ func kindOf(s Step) Kind {
 // Run allocates nothing. Its only error is ErrFreeFailed, when a refuses
 // to free an allocation it handed out.
 func (r *Replayer) Run(a *offset.Allocator) (Result, error) {
-	var (
-		slots    = r.slots
-		offsets  = r.offsets
-		n        = 0
-		failures = 0
-		invalid  = 0
-		peak     uint32
-	)
-	for i, s := range r.p.Steps {
+	// The loop is lean on purpose: Go keeps no register across a call, so
+	// every value the loop carries is reloaded after each Allocate and
+	// Free. What only allocations need (the offsets written so far, the
+	// peak, the failure counts) lives in r's fields rather than in locals,
+	// so frees, half the steps, neither carry nor reload it. The size of
+	// an allocation is read back from h rather than kept from s.
+	steps, slots := r.p.Steps, r.slots
+	r.n, r.peak, r.failures, r.invalid = 0, 0, 0, 0
+	for i, s := range steps {
 		if s.slot&freeBit != 0 {
-			h := slots[s.slot&^freeBit]
-			if h.Size == 0 { // refused: skip its free
-				continue
-			}
-			if err := a.Free(h); err != nil {
-				return Result{}, fmt.Errorf("%w: step %d: %w", ErrFreeFailed, i, err)
+			// A refused allocation left Size 0 in its slot: skip its free.
+			if h := slots[s.slot&^freeBit]; h.Size != 0 {
+				if err := a.Free(h); err != nil {
+					return Result{}, fmt.Errorf("%w: step %d: %w", ErrFreeFailed, i, err)
+				}
 			}
 			continue
 		}
+		slot := &slots[s.slot] // before the call: one pointer to keep, not slots
 		h, err := a.Allocate(s.size)
 		if err != nil {
-			failures++
-			if err != offset.ErrOutOfSpace {
-				invalid++
-			}
-			slots[s.slot] = offset.Allocation{}
-			offsets[n] = Refused
-			n++
-			continue
+			r.refused(err)
+			h = offset.Allocation{Offset: Refused}
+		} else if end := h.Offset + h.Size; end > r.peak {
+			r.peak = end
 		}
-		slots[s.slot] = h
-		offsets[n] = h.Offset
-		n++
-		if end := h.Offset + s.size; end > peak {
-			peak = end
-		}
+		*slot = h
+		r.offsets[r.n] = h.Offset
+		r.n++
 	}
-	return Result{Ops: len(r.p.Steps), Failures: failures, Invalid: invalid, PeakEnd: peak}, nil
+	return Result{Ops: len(steps), Failures: r.failures, Invalid: r.invalid, PeakEnd: r.peak}, nil
+}
+
+// refused counts a refused allocation in the running Result.
+//
+//go:noinline
+func (r *Replayer) refused(err error) {
+	r.failures++
+	if err != offset.ErrOutOfSpace {
+		r.invalid++
+	}
 }
 
 // Offsets returns the offset of each allocation of the last Run, in order,
