@@ -101,8 +101,9 @@ type Allocator struct {
 	first, last uint32
 	live        uint32
 	freeRegions uint32
-	id          uint32
-	policy      Policy
+	// owner is the allocator's id shifted to the high half of a key.
+	owner  uint64
+	policy Policy
 }
 
 // New returns an allocator of capacity units, with room for maxAllocs nodes
@@ -129,7 +130,7 @@ func NewPolicy(capacity, maxAllocs uint32, p Policy) (*Allocator, error) {
 		free:     make([]uint32, maxAllocs),
 		capacity: capacity,
 		policy:   p,
-		id:       lastID.Add(1),
+		owner:    uint64(lastID.Add(1)) << 32,
 	}
 	a.Reset()
 	return a, nil
@@ -279,7 +280,7 @@ func (a *Allocator) replace(prev, next, off, size uint32) {
 }
 
 // key returns the key of an Allocation of a whose node has generation gen.
-func (a *Allocator) key(gen uint32) uint64 { return uint64(a.id)<<32 | uint64(gen) }
+func (a *Allocator) key(gen uint32) uint64 { return a.owner | uint64(gen) }
 
 // isLive reports whether h is a live allocation of a: its node is in range
 // and its key names a and the node's current gen, which must be odd. The
@@ -294,7 +295,7 @@ func (a *Allocator) invalid(h Allocation) error {
 	switch owner := uint32(h.key >> 32); {
 	case owner == 0:
 		return fmt.Errorf("%w: zero Allocation", ErrInvalidAllocation)
-	case owner != a.id:
+	case owner != uint32(a.owner>>32):
 		return fmt.Errorf("%w: made by another allocator", ErrInvalidAllocation)
 	}
 	return fmt.Errorf("%w: offset %d size %d was freed", ErrInvalidAllocation, h.Offset, h.Size)

@@ -45,14 +45,15 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 		b = t<<topBinShift | uint32(bits.TrailingZeros32(uint32(a.leafMask[t])))
 	}
 	b &= numBins - 1
+	ns := a.array()
 	idx := a.binHead[b]
-	n := a.at(idx)
+	n := ns.at(idx)
 
 	// unlink: n is the head of bin b, so it has no binPrev.
 	bn := n.binNext
 	a.binHead[b] = bn
 	if bn != none {
-		a.at(bn).binPrev = none
+		ns.at(bn).binPrev = none
 	} else {
 		a.emptied(b)
 	}
@@ -75,18 +76,18 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 	if head == none {
 		a.filled(rb)
 	} else {
-		a.at(head).binPrev = r
+		ns.at(head).binPrev = r
 	}
 	a.binHead[rb] = r
 	next := n.next
 	// Field by field: a node literal would be built on the stack and
 	// copied. r's gen is even already, as every node on the stack is free.
-	rn := a.at(r)
+	rn := ns.at(r)
 	rn.off, rn.size, rn.bin = n.off+size, rest, uint8(rb)
 	rn.binPrev, rn.binNext = none, head
 	rn.prev, rn.next = idx, next
 	if next != none {
-		a.at(next).prev = r
+		ns.at(next).prev = r
 	} else {
 		a.last = r
 	}
@@ -113,7 +114,8 @@ func (a *Allocator) Free(h Allocation) error {
 	if idx >= uint32(len(a.nodes)) {
 		return a.invalid(h)
 	}
-	n := a.at(idx)
+	ns := a.array()
+	n := ns.at(idx)
 	if h.key != a.key(n.gen) {
 		return a.invalid(h)
 	}
@@ -127,10 +129,10 @@ func (a *Allocator) Free(h Allocation) error {
 	a.live--
 	regions := a.freeRegions + 1
 	if prev != none {
-		if p := a.at(prev); !p.used() {
+		if p := ns.at(prev); !p.used() {
 			bp, bn := p.binPrev, p.binNext
 			if bp != none {
-				a.at(bp).binNext = bn
+				ns.at(bp).binNext = bn
 			} else {
 				a.binHead[p.bin] = bn
 				if bn == none {
@@ -138,7 +140,7 @@ func (a *Allocator) Free(h Allocation) error {
 				}
 			}
 			if bn != none {
-				a.at(bn).binPrev = bp
+				ns.at(bn).binPrev = bp
 			}
 			a.push(prev)
 			regions--
@@ -146,10 +148,10 @@ func (a *Allocator) Free(h Allocation) error {
 		}
 	}
 	if next != none {
-		if q := a.at(next); !q.used() {
+		if q := ns.at(next); !q.used() {
 			bp, bn := q.binPrev, q.binNext
 			if bp != none {
-				a.at(bp).binNext = bn
+				ns.at(bp).binNext = bn
 			} else {
 				a.binHead[q.bin] = bn
 				if bn == none {
@@ -157,7 +159,7 @@ func (a *Allocator) Free(h Allocation) error {
 				}
 			}
 			if bn != none {
-				a.at(bn).binPrev = bp
+				ns.at(bn).binPrev = bp
 			}
 			a.push(next)
 			regions--
@@ -172,7 +174,7 @@ func (a *Allocator) Free(h Allocation) error {
 	if head == none {
 		a.filled(b)
 	} else {
-		a.at(head).binPrev = idx
+		ns.at(head).binPrev = idx
 	}
 	a.binHead[b] = idx
 	n.off, n.size, n.bin = off, size, uint8(b)
@@ -180,12 +182,12 @@ func (a *Allocator) Free(h Allocation) error {
 	n.prev, n.next = prev, next
 	n.gen++ // now even: free
 	if prev != none {
-		a.at(prev).next = idx
+		ns.at(prev).next = idx
 	} else {
 		a.first = idx
 	}
 	if next != none {
-		a.at(next).prev = idx
+		ns.at(next).prev = idx
 	} else {
 		a.last = idx
 	}

@@ -30,3 +30,16 @@ func (a *Allocator) push(i uint32) {
 	*(*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(a.free)), uintptr(a.nfree)*4)) = i
 	a.nfree++
 }
+
+// nodeArray is the base of the node array, for the hot paths to hold in a
+// local: Go assumes any store may change a.nodes, so a.at reloads the
+// slice's base after every store, where a local stays in a register.
+type nodeArray struct{ p unsafe.Pointer }
+
+// array returns the base of a's node array.
+func (a *Allocator) array() nodeArray { return nodeArray{unsafe.Pointer(unsafe.SliceData(a.nodes))} }
+
+// at returns node i. i must be below len(a.nodes).
+func (ns nodeArray) at(i uint32) *node {
+	return (*node)(unsafe.Add(ns.p, uintptr(i)*nodeSize))
+}

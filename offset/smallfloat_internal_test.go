@@ -33,6 +33,13 @@ func TestBinRounding(t *testing.T) {
 	for _, s := range []uint32{MaxRoundUp, MaxRoundUp + 1, 1<<32 - 1} {
 		check(s)
 	}
+	// Both sides of every bin bound that fits in 32 bits.
+	for b := uint32(0); b < numBins && binSize(b) < 1<<32; b++ {
+		lo := uint32(binSize(b))
+		check(lo - 1)
+		check(lo)
+		check(lo + 1)
+	}
 }
 
 func TestBinWasteBound(t *testing.T) {
