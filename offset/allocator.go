@@ -6,17 +6,19 @@ import (
 	"sync/atomic"
 )
 
-// none marks an absent node index in every link.
+// none is what search returns when no region fits. It is never stored in
+// a link: lists end at sentinels (see nodes.go).
 const none = ^uint32(0)
 
 // node is one region of the range: a live allocation or a free region. Nodes
-// tile the range: following next links from Allocator.first visits regions
-// whose offsets are contiguous from 0 to the capacity.
+// tile the range: following next links from the end sentinel visits regions
+// whose offsets are contiguous from 0 to the capacity, and returns to end.
 type node struct {
 	off  uint32
 	size uint32
-	// binPrev and binNext link the free regions of one bin; unused while
-	// the node is an allocation.
+	// binPrev and binNext link the free regions of one bin, in a circular
+	// list through the bin's sentinel; unused while the node is an
+	// allocation.
 	binPrev, binNext uint32
 	// prev and next link address-order neighbours.
 	prev, next uint32
@@ -74,7 +76,8 @@ func (p Policy) String() string {
 type Allocation struct {
 	Offset uint32
 	Size   uint32
-	node   uint32
+	// node is the link of the allocation's node (see nodes.go).
+	node uint32
 	// key is the allocator's id in the high half and the node's gen in the
 	// low half: see Allocator.key. Four fields, not five, so the compiler
 	// keeps an Allocation in registers (it spills structs of more than
@@ -86,19 +89,19 @@ type Allocation struct {
 //
 // An Allocator is not safe for concurrent use.
 type Allocator struct {
+	// nodes holds the sentinels, then the nodes (see nodes.go).
 	nodes []node
+	// limit is one past the last valid link.
+	limit uint32
 	// free is a stack of unused node indices; free[:nfree] are valid.
 	free  []uint32
 	nfree uint32
 
-	binHead  [numBins]uint32
 	leafMask [numTopBins]uint8
 	topMask  uint32
 
-	capacity  uint32
-	freeUnits uint32
-	// first and last are the nodes at offset 0 and at the end of the range.
-	first, last uint32
+	capacity    uint32
+	freeUnits   uint32
 	live        uint32
 	freeRegions uint32
 	// owner is the allocator's id shifted to the high half of a key.
@@ -109,7 +112,8 @@ type Allocator struct {
 // New returns an allocator of capacity units, with room for maxAllocs nodes
 // (allocations and free regions together; at most maxAllocs-1 are in use at
 // once, as in the reference), placing as the Exact policy does. It allocates
-// 36*maxAllocs bytes up front and nothing afterwards.
+// 36*maxAllocs bytes (and 8 KiB of list sentinels) up front and nothing
+// afterwards. maxAllocs may be at most 2^27-258.
 func New(capacity, maxAllocs uint32) (*Allocator, error) {
 	return NewPolicy(capacity, maxAllocs, Exact)
 }
@@ -119,14 +123,15 @@ func NewPolicy(capacity, maxAllocs uint32, p Policy) (*Allocator, error) {
 	if capacity == 0 {
 		return nil, fmt.Errorf("%w: capacity 0", ErrInvalidCapacity)
 	}
-	if maxAllocs < 2 {
-		return nil, fmt.Errorf("%w: node limit %d, need at least 2", ErrInvalidCapacity, maxAllocs)
+	if maxAllocs < 2 || maxAllocs > maxNodes {
+		return nil, fmt.Errorf("%w: node limit %d, need 2 to %d", ErrInvalidCapacity, maxAllocs, maxNodes)
 	}
 	if p > Fit {
 		return nil, fmt.Errorf("offset: unknown policy %d", p)
 	}
 	a := &Allocator{
-		nodes:    make([]node, maxAllocs),
+		nodes:    newNodes(maxAllocs),
+		limit:    linkOf(maxAllocs),
 		free:     make([]uint32, maxAllocs),
 		capacity: capacity,
 		policy:   p,
@@ -139,9 +144,11 @@ func NewPolicy(capacity, maxAllocs uint32, p Policy) (*Allocator, error) {
 // Reset frees every allocation at once: the range is one free region again.
 // Allocations made before Reset are no longer live. O(maxAllocs).
 func (a *Allocator) Reset() {
-	n := uint32(len(a.nodes))
-	for i := range a.binHead {
-		a.binHead[i] = none
+	nodes := a.nodes[sentinels:]
+	n := uint32(len(nodes))
+	for b := range uint32(numBins) {
+		s := a.at(binList(b))
+		s.binPrev, s.binNext = binList(b), binList(b)
 	}
 	a.leafMask = [numTopBins]uint8{}
 	a.topMask = 0
@@ -149,16 +156,16 @@ func (a *Allocator) Reset() {
 	a.live = 0
 	a.freeRegions = 0
 	// The stack pops node 0 first, as the reference's does.
-	for i := range a.nodes {
-		a.free[i] = n - 1 - uint32(i)
+	for i := range nodes {
+		a.free[i] = linkOf(n - 1 - uint32(i))
 		// An odd gen (a live allocation) becomes even, free. Even gens
 		// match no Allocation already, as Allocations carry odd ones.
-		a.nodes[i].gen += a.nodes[i].gen & 1
+		nodes[i].gen += nodes[i].gen & 1
 	}
 	a.nfree = n
-	idx := a.insert(0, a.capacity)
-	a.at(idx).prev, a.at(idx).next = none, none
-	a.first, a.last = idx, idx
+	a.at(end).gen = 1 // odd: end reads as used
+	a.at(end).prev, a.at(end).next = end, end
+	a.replace(end, end, 0, a.capacity)
 }
 
 // Capacity returns the size of the range in units.
@@ -170,6 +177,9 @@ func (a *Allocator) Policy() Policy { return a.policy }
 // Len returns the number of live allocations.
 func (a *Allocator) Len() int { return int(a.live) }
 
+// maxAllocs returns the node limit given to New.
+func (a *Allocator) maxAllocs() int { return len(a.nodes) - sentinels }
+
 // refuse returns the error for a request of size units that is zero, too
 // large, or needs more than the spare nodes the allocator has.
 func (a *Allocator) refuse(size, spare uint32) error {
@@ -179,7 +189,7 @@ func (a *Allocator) refuse(size, spare uint32) error {
 	case size > a.capacity:
 		return fmt.Errorf("%w: %d units, capacity %d", ErrTooLarge, size, a.capacity)
 	case a.nfree <= spare:
-		return fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
+		return fmt.Errorf("%w: %d nodes", ErrNodeLimit, a.maxAllocs())
 	}
 	return nil
 }
@@ -196,13 +206,13 @@ func (a *Allocator) search(size uint32) uint32 {
 	if a.topMask&(1<<minTop) != 0 {
 		leaf := uint32(a.leafMask[minTop]) &^ (1<<(minBin&leafBinMask) - 1)
 		if leaf != 0 {
-			return a.binHead[(minTop<<topBinShift|uint32(bits.TrailingZeros32(leaf)))&(numBins-1)]
+			return a.head(minTop<<topBinShift | uint32(bits.TrailingZeros32(leaf)))
 		}
 	}
 	// Every bin of a higher top bin fits, since minBin was rounded up.
 	if top := a.topMask &^ (1<<(minTop+1) - 1); top != 0 {
 		t := uint32(bits.TrailingZeros32(top)) & (numTopBins - 1)
-		return a.binHead[(t<<topBinShift|uint32(bits.TrailingZeros32(uint32(a.leafMask[t]))))&(numBins-1)]
+		return a.head(t<<topBinShift | uint32(bits.TrailingZeros32(uint32(a.leafMask[t]))))
 	}
 	return none
 }
@@ -214,8 +224,9 @@ func (a *Allocator) searchBelow(size, minBin uint32) uint32 {
 	if minBin == 0 || binSize(minBin) == uint64(size) {
 		return none // every region below is smaller than size
 	}
-	n := a.binHead[(minBin-1)&(numBins-1)]
-	for i := 0; n != none && i < fitProbe; i++ {
+	s := binList(minBin - 1)
+	n := a.at(s).binNext
+	for i := 0; n != s && i < fitProbe; i++ {
 		if a.at(n).size >= size {
 			return n
 		}
@@ -236,11 +247,7 @@ func (a *Allocator) take(idx, pad, size uint32) Allocation {
 		p := a.insert(n.off, pad)
 		a.at(p).prev = n.prev
 		a.at(p).next = idx
-		if n.prev != none {
-			a.at(n.prev).next = p
-		} else {
-			a.first = p
-		}
+		a.at(n.prev).next = p
 		n.prev = p
 		n.off += pad
 		total -= pad
@@ -252,31 +259,19 @@ func (a *Allocator) take(idx, pad, size uint32) Allocation {
 		r := a.insert(n.off+size, rest)
 		a.at(r).prev = idx
 		a.at(r).next = n.next
-		if n.next != none {
-			a.at(n.next).prev = r
-		} else {
-			a.last = r
-		}
+		a.at(n.next).prev = r
 		n.next = r
 	}
 	return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}
 }
 
 // replace files the free region [off, off+size) between address neighbours
-// prev and next (either may be none) and links it to them.
+// prev and next (either may be end) and links it to them.
 func (a *Allocator) replace(prev, next, off, size uint32) {
 	m := a.insert(off, size)
 	a.at(m).prev, a.at(m).next = prev, next
-	if prev != none {
-		a.at(prev).next = m
-	} else {
-		a.first = m
-	}
-	if next != none {
-		a.at(next).prev = m
-	} else {
-		a.last = m
-	}
+	a.at(prev).next = m
+	a.at(next).prev = m
 }
 
 // key returns the key of an Allocation of a whose node has generation gen.
@@ -287,7 +282,7 @@ func (a *Allocator) key(gen uint32) uint64 { return a.owner | uint64(gen) }
 // key carries an odd gen for every Allocation made, and 0 for the zero
 // Allocation, so equal keys imply a used node.
 func (a *Allocator) isLive(h Allocation) bool {
-	return h.node < uint32(len(a.nodes)) && h.key == a.key(a.at(h.node).gen)
+	return h.node < a.limit && h.key == a.key(a.at(h.node).gen)
 }
 
 // invalid returns the error for an Allocation that is not live.
@@ -324,7 +319,12 @@ func (a *Allocator) Lookup(h Allocation) (Allocation, error) {
 // of h and for the allocation's whole life, and reused by a later
 // allocation once this one is freed. Callers index side tables with it.
 // The zero Allocation's ID is 0, which a live allocation may also have.
-func (h Allocation) ID() uint32 { return h.node }
+func (h Allocation) ID() uint32 {
+	if h.node < firstNode { // the zero Allocation
+		return 0
+	}
+	return idOf(h.node)
+}
 
 func (a *Allocator) handle(idx uint32) Allocation {
 	n := a.at(idx)
@@ -344,36 +344,39 @@ func (a *Allocator) insert(off, size uint32) uint32 {
 // bin. Links to neighbours are the caller's job.
 func (a *Allocator) file(idx, off, size uint32) {
 	b := binRoundDown(size) & (numBins - 1)
-	head := a.binHead[b]
-	if head == none {
+	s := binList(b)
+	head := a.at(s).binNext
+	if head == s {
 		a.filled(b)
-	} else {
-		a.at(head).binPrev = idx
 	}
+	a.at(head).binPrev = idx
+	a.at(s).binNext = idx
 	n := a.at(idx)
 	n.off, n.size, n.bin = off, size, uint8(b)
-	n.binPrev, n.binNext = none, head
-	a.binHead[b] = idx
+	n.binPrev, n.binNext = s, head
 	a.freeUnits += size
 	a.freeRegions++
 }
+
+// head returns the first region of bin b, or b's sentinel when it is empty.
+func (a *Allocator) head(b uint32) uint32 { return a.at(binList(b & (numBins - 1))).binNext }
+
+// first and last return the regions at offset 0 and at the end of the range.
+func (a *Allocator) first() uint32 { return a.at(end).next }
+func (a *Allocator) last() uint32  { return a.at(end).prev }
 
 // unlink removes free region idx from its bin. The node stays in the
 // address-order list; the caller reuses or releases it.
 func (a *Allocator) unlink(idx uint32) { a.unlinkFast(a.at(idx)) }
 
-// unlinkFast removes free region n from its bin.
+// unlinkFast removes free region n from its bin. Its neighbours in the
+// circular list are the same node only when that is the sentinel, so n was
+// the bin's last region.
 func (a *Allocator) unlinkFast(n *node) {
-	if n.binPrev != none {
-		a.at(n.binPrev).binNext = n.binNext
-	} else {
-		a.binHead[n.bin] = n.binNext
-		if n.binNext == none {
-			a.emptied(uint32(n.bin))
-		}
-	}
-	if n.binNext != none {
-		a.at(n.binNext).binPrev = n.binPrev
+	a.at(n.binPrev).binNext = n.binNext
+	a.at(n.binNext).binPrev = n.binPrev
+	if n.binPrev == n.binNext {
+		a.emptied(uint32(n.bin))
 	}
 	a.freeUnits -= n.size
 	a.freeRegions--

@@ -18,7 +18,9 @@
 //   - Nodes. Every region of the range, allocated or free, is a node in a
 //     fixed array made by New: its offset, its size, links to its neighbours
 //     in address order, and links in its bin's list while it is free. Unused
-//     nodes wait on a stack. Nothing is allocated after New.
+//     nodes wait on a stack. Nothing is allocated after New. Both lists are
+//     circular through sentinel nodes, so no link is ever "none"
+//     (nodes.go).
 //
 // Allocate(size):
 //  1. Round size up to its bin: every region filed there or above is large

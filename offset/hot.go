@@ -44,17 +44,16 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 		t := uint32(bits.TrailingZeros32(top)) & (numTopBins - 1)
 		b = t<<topBinShift | uint32(bits.TrailingZeros32(uint32(a.leafMask[t])))
 	}
-	b &= numBins - 1
 	ns := a.array()
-	idx := a.binHead[b]
+	s := binList(b & (numBins - 1))
+	idx := ns.at(s).binNext
 	n := ns.at(idx)
 
-	// unlink: n is the head of bin b, so it has no binPrev.
+	// unlink: n is the head of bin b, so its binPrev is the sentinel.
 	bn := n.binNext
-	a.binHead[b] = bn
-	if bn != none {
-		ns.at(bn).binPrev = none
-	} else {
+	ns.at(s).binNext = bn
+	ns.at(bn).binPrev = s
+	if bn == s {
 		a.emptied(b)
 	}
 	total := n.size
@@ -72,25 +71,21 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 	// order. The free-region count is unchanged: n left, r came.
 	r := a.pop()
 	rb := binRoundDown(rest) & (numBins - 1)
-	head := a.binHead[rb]
-	if head == none {
+	rs := binList(rb)
+	head := ns.at(rs).binNext
+	if head == rs {
 		a.filled(rb)
-	} else {
-		ns.at(head).binPrev = r
 	}
-	a.binHead[rb] = r
+	ns.at(head).binPrev = r
+	ns.at(rs).binNext = r
 	next := n.next
 	// Field by field: a node literal would be built on the stack and
 	// copied. r's gen is even already, as every node on the stack is free.
 	rn := ns.at(r)
 	rn.off, rn.size, rn.bin = n.off+size, rest, uint8(rb)
-	rn.binPrev, rn.binNext = none, head
+	rn.binPrev, rn.binNext = rs, head
 	rn.prev, rn.next = idx, next
-	if next != none {
-		ns.at(next).prev = r
-	} else {
-		a.last = r
-	}
+	ns.at(next).prev = r
 	n.next = r
 	return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}, nil
 }
@@ -111,7 +106,7 @@ func (a *Allocator) allocateFit(size uint32) (Allocation, error) {
 func (a *Allocator) Free(h Allocation) error {
 	// isLive, written out.
 	idx := h.node
-	if idx >= uint32(len(a.nodes)) {
+	if idx >= a.limit {
 		return a.invalid(h)
 	}
 	ns := a.array()
@@ -128,68 +123,45 @@ func (a *Allocator) Free(h Allocation) error {
 	a.freeUnits += size
 	a.live--
 	regions := a.freeRegions + 1
-	if prev != none {
-		if p := ns.at(prev); !p.used() {
-			bp, bn := p.binPrev, p.binNext
-			if bp != none {
-				ns.at(bp).binNext = bn
-			} else {
-				a.binHead[p.bin] = bn
-				if bn == none {
-					a.emptied(uint32(p.bin))
-				}
-			}
-			if bn != none {
-				ns.at(bn).binPrev = bp
-			}
-			a.push(prev)
-			regions--
-			off, size, prev = p.off, size+p.size, p.prev
+	// end reads as used, so no test for the ends of the range.
+	if p := ns.at(prev); !p.used() {
+		bp, bn := p.binPrev, p.binNext
+		ns.at(bp).binNext = bn
+		ns.at(bn).binPrev = bp
+		if bp == bn { // both the sentinel: p was the bin's last region
+			a.emptied(uint32(p.bin))
 		}
+		a.push(prev)
+		regions--
+		off, size, prev = p.off, size+p.size, p.prev
 	}
-	if next != none {
-		if q := ns.at(next); !q.used() {
-			bp, bn := q.binPrev, q.binNext
-			if bp != none {
-				ns.at(bp).binNext = bn
-			} else {
-				a.binHead[q.bin] = bn
-				if bn == none {
-					a.emptied(uint32(q.bin))
-				}
-			}
-			if bn != none {
-				ns.at(bn).binPrev = bp
-			}
-			a.push(next)
-			regions--
-			size, next = size+q.size, q.next
+	if q := ns.at(next); !q.used() {
+		bp, bn := q.binPrev, q.binNext
+		ns.at(bp).binNext = bn
+		ns.at(bn).binPrev = bp
+		if bp == bn { // both the sentinel: q was the bin's last region
+			a.emptied(uint32(q.bin))
 		}
+		a.push(next)
+		regions--
+		size, next = size+q.size, q.next
 	}
 	a.freeRegions = regions
 
 	// file n as the free region [off, off+size).
 	b := binRoundDown(size) & (numBins - 1)
-	head := a.binHead[b]
-	if head == none {
+	s := binList(b)
+	head := ns.at(s).binNext
+	if head == s {
 		a.filled(b)
-	} else {
-		ns.at(head).binPrev = idx
 	}
-	a.binHead[b] = idx
+	ns.at(head).binPrev = idx
+	ns.at(s).binNext = idx
 	n.off, n.size, n.bin = off, size, uint8(b)
-	n.binPrev, n.binNext = none, head
+	n.binPrev, n.binNext = s, head
 	n.prev, n.next = prev, next
 	n.gen++ // now even: free
-	if prev != none {
-		ns.at(prev).next = idx
-	} else {
-		a.first = idx
-	}
-	if next != none {
-		ns.at(next).prev = idx
-	} else {
-		a.last = idx
-	}
+	ns.at(prev).next = idx
+	ns.at(next).prev = idx
 	return nil
 }

@@ -18,15 +18,15 @@ func (a *Allocator) Grow(capacity uint32) error {
 	if extra == 0 {
 		return nil
 	}
-	last := a.last
+	last := a.last()
 	if a.at(last).used() {
 		if a.nfree == 0 {
-			return fmt.Errorf("%w: %d nodes", ErrNodeLimit, len(a.nodes))
+			return fmt.Errorf("%w: %d nodes", ErrNodeLimit, a.maxAllocs())
 		}
-		a.replace(last, none, a.capacity, extra)
+		a.replace(last, end, a.capacity, extra)
 	} else {
 		n := a.absorb(last)
-		a.replace(n.prev, none, n.off, n.size+extra)
+		a.replace(n.prev, end, n.off, n.size+extra)
 	}
 	a.capacity = capacity
 	return nil
@@ -46,20 +46,16 @@ func (a *Allocator) SlideDown(h Allocation) (Allocation, uint32, error) {
 	}
 	n := a.at(idx)
 	prev := n.prev
-	if prev == none || a.at(prev).used() {
+	if a.at(prev).used() { // end reads as used: the allocation is at 0
 		return a.handle(idx), 0, nil
 	}
 	p := a.absorb(prev)
 	dist, before := p.size, p.prev
 	n.prev = before
-	if before != none {
-		a.at(before).next = idx
-	} else {
-		a.first = idx
-	}
+	a.at(before).next = idx
 	n.off -= dist
 	off, size, next := n.off+n.size, dist, n.next
-	if next != none && !a.at(next).used() {
+	if !a.at(next).used() {
 		q := a.absorb(next)
 		size += q.size
 		next = q.next
@@ -80,7 +76,7 @@ type Region struct {
 // change during the walk. O(n).
 func (a *Allocator) Regions() iter.Seq[Region] {
 	return func(yield func(Region) bool) {
-		for i := a.first; i != none; i = a.at(i).next {
+		for i := a.first(); i != end; i = a.at(i).next {
 			n := a.at(i)
 			if !yield(Region{Offset: n.off, Size: n.size, Used: n.used()}) {
 				return
@@ -94,7 +90,7 @@ func (a *Allocator) Regions() iter.Seq[Region] {
 // step with First and Next. O(n).
 func (a *Allocator) All() iter.Seq[Allocation] {
 	return func(yield func(Allocation) bool) {
-		for i := a.first; i != none; i = a.at(i).next {
+		for i := a.first(); i != end; i = a.at(i).next {
 			if a.at(i).used() && !yield(a.handle(i)) {
 				return
 			}
@@ -105,7 +101,7 @@ func (a *Allocator) All() iter.Seq[Allocation] {
 // First returns the live allocation with the lowest offset. O(1): the region
 // at offset 0 is either it or a free region followed by it.
 func (a *Allocator) First() (Allocation, bool) {
-	return a.usedFrom(a.first)
+	return a.usedFrom(a.first())
 }
 
 // Next returns the live allocation that follows h in address order. O(1):
@@ -120,10 +116,10 @@ func (a *Allocator) Next(h Allocation) (Allocation, bool, error) {
 }
 
 func (a *Allocator) usedFrom(i uint32) (Allocation, bool) {
-	if i != none && !a.at(i).used() {
+	if !a.at(i).used() { // end reads as used
 		i = a.at(i).next
 	}
-	if i == none {
+	if i == end {
 		return Allocation{}, false
 	}
 	return a.handle(i), true

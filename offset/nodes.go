@@ -6,17 +6,58 @@ import "unsafe"
 // node array and the unused-node stack without bounds checks, which cost
 // about a tenth of an Allocate+Free pair in the replay loop.
 //
+// A link names a node by its byte offset in the node array, not by its
+// index, so reaching a node is one addition: no scaling, no extension (a
+// 32-bit load already zero-extends). Every link field (binPrev, binNext,
+// prev, next), the unused-node stack and an Allocation's node hold links.
+//
+// The array starts with sentinel nodes: one per bin, heading that bin's
+// circular list (binList(b)), then one heading the circular address-order
+// list (end); node 0 follows. Links never need a "no node" value: the
+// first region's prev and the last one's next are end, an empty bin's
+// sentinel links to itself, so the hot paths relink neighbours without
+// testing for the ends of a list.
+//
 // Safety rests on two invariants that Check verifies and the fuzz target
-// exercises after every step: every link (binPrev, binNext, prev, next,
-// first, last, binHead) is none or an index below len(nodes), and nfree
-// stays within [0, len(free)]. Indices from outside (an Allocation's node)
-// are checked against len(nodes) in resolve before they reach at.
+// exercises after every step: every link is a multiple of nodeSize below
+// limit (a sentinel or a node), and nfree stays within [0, len(free)].
+// Links from outside (an Allocation's node) are checked against limit
+// before they reach at.
 
-const nodeSize = unsafe.Sizeof(node{})
+// nodeSize is the size of a node, a power of two so links scale by a
+// shift where they must (see ID).
+const nodeSize = 32
 
-// at returns node i. i must be below len(a.nodes).
-func (a *Allocator) at(i uint32) *node {
-	return (*node)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(a.nodes)), uintptr(i)*nodeSize))
+// The compiler refuses this if nodeSize is not the size of a node.
+var _ = [1]struct{}{}[unsafe.Sizeof(node{})-nodeSize]
+
+const (
+	// sentinels is the number of sentinel nodes before node 0.
+	sentinels = numBins + 1
+	// end is the link of the address-order sentinel. Its gen is odd, so
+	// it reads as used and no free region merges with it.
+	end uint32 = numBins * nodeSize
+	// firstNode is the link of node 0.
+	firstNode uint32 = sentinels * nodeSize
+	// maxNodes bounds the node limit so that every link fits in 32 bits.
+	maxNodes = (1<<32-1)/nodeSize - sentinels
+)
+
+// binList returns the link of bin b's sentinel.
+func binList(b uint32) uint32 { return b * nodeSize }
+
+// linkOf returns the link of node i; idOf is its inverse.
+func linkOf(i uint32) uint32 { return firstNode + i*nodeSize }
+func idOf(l uint32) uint32   { return (l - firstNode) / nodeSize }
+
+// newNodes returns the sentinels and n nodes after them.
+func newNodes(n uint32) []node {
+	return make([]node, sentinels+int(n))
+}
+
+// at returns the node linked by l, which must be a valid link.
+func (a *Allocator) at(l uint32) *node {
+	return a.array().at(l)
 }
 
 // pop takes a node from the unused stack. The stack must not be empty.
@@ -25,9 +66,9 @@ func (a *Allocator) pop() uint32 {
 	return *(*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(a.free)), uintptr(a.nfree)*4))
 }
 
-// push returns node i to the unused stack, which must not be full.
-func (a *Allocator) push(i uint32) {
-	*(*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(a.free)), uintptr(a.nfree)*4)) = i
+// push returns node l to the unused stack, which must not be full.
+func (a *Allocator) push(l uint32) {
+	*(*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(a.free)), uintptr(a.nfree)*4)) = l
 	a.nfree++
 }
 
@@ -39,7 +80,7 @@ type nodeArray struct{ p unsafe.Pointer }
 // array returns the base of a's node array.
 func (a *Allocator) array() nodeArray { return nodeArray{unsafe.Pointer(unsafe.SliceData(a.nodes))} }
 
-// at returns node i. i must be below len(a.nodes).
-func (ns nodeArray) at(i uint32) *node {
-	return (*node)(unsafe.Add(ns.p, uintptr(i)*nodeSize))
+// at returns the node linked by l, which must be a valid link.
+func (ns nodeArray) at(l uint32) *node {
+	return (*node)(unsafe.Add(ns.p, uintptr(l)))
 }

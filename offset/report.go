@@ -35,7 +35,7 @@ func (a *Allocator) LargestFree() uint32 {
 		return 0
 	}
 	var largest uint32
-	for i := a.binHead[b]; i != none; i = a.at(i).binNext {
+	for i := a.head(b); i != binList(b); i = a.at(i).binNext {
 		largest = max(largest, a.at(i).size)
 	}
 	return largest
@@ -45,7 +45,7 @@ func (a *Allocator) LargestFree() uint32 {
 // the range ends with an allocation. Growing by k units makes a free region
 // of Tail()+k units. O(1).
 func (a *Allocator) Tail() uint32 {
-	if n := a.at(a.last); !n.used() {
+	if n := a.at(a.last()); !n.used() {
 		return n.size
 	}
 	return 0
