@@ -102,7 +102,6 @@ type Allocator struct {
 
 	capacity    uint32
 	freeUnits   uint32
-	live        uint32
 	freeRegions uint32
 	// owner is the allocator's id shifted to the high half of a key.
 	owner  uint64
@@ -153,7 +152,6 @@ func (a *Allocator) Reset() {
 	a.leafMask = [numTopBins]uint8{}
 	a.topMask = 0
 	a.freeUnits = 0
-	a.live = 0
 	a.freeRegions = 0
 	// The stack pops node 0 first, as the reference's does.
 	for i := range nodes {
@@ -174,8 +172,13 @@ func (a *Allocator) Capacity() uint32 { return a.capacity }
 // Policy returns the placement policy.
 func (a *Allocator) Policy() Policy { return a.policy }
 
-// Len returns the number of live allocations.
-func (a *Allocator) Len() int { return int(a.live) }
+// Len returns the number of live allocations. O(1).
+func (a *Allocator) Len() int { return int(a.live()) }
+
+// live returns the number of live allocations: every node off the unused
+// stack is a live allocation or a free region, so no counter need be kept
+// by Allocate and Free.
+func (a *Allocator) live() uint32 { return uint32(a.maxAllocs()) - a.nfree - a.freeRegions }
 
 // maxAllocs returns the node limit given to New.
 func (a *Allocator) maxAllocs() int { return len(a.nodes) - sentinels }
@@ -254,7 +257,6 @@ func (a *Allocator) take(idx, pad, size uint32) Allocation {
 	}
 	n.size = size
 	n.gen++ // now odd: used
-	a.live++
 	if rest := total - size; rest > 0 {
 		r := a.insert(n.off+size, rest)
 		a.at(r).prev = idx

@@ -88,9 +88,9 @@ func (a *Allocator) Check() error {
 	if prev != a.last() {
 		return fmt.Errorf("offset: last node is %d, walk ends at %d", a.last(), prev)
 	}
-	if freeUnits != a.freeUnits || regions != a.freeRegions || live != a.live {
+	if freeUnits != a.freeUnits || regions != a.freeRegions || live != a.live() {
 		return fmt.Errorf("offset: counters free=%d regions=%d live=%d, regions say %d, %d, %d",
-			a.freeUnits, a.freeRegions, a.live, freeUnits, regions, live)
+			a.freeUnits, a.freeRegions, a.live(), freeUnits, regions, live)
 	}
 	inBins := uint32(0)
 	for b := uint32(0); b < numBins; b++ {

@@ -45,36 +45,46 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 		b = t<<topBinShift | uint32(bits.TrailingZeros32(uint32(a.leafMask[t])))
 	}
 	ns := a.array()
-	s := binList(b & (numBins - 1))
+	b &= numBins - 1
+	s := binList(b)
 	idx := ns.at(s).binNext
 	n := ns.at(idx)
 
 	// unlink: n is the head of bin b, so its binPrev is the sentinel.
+	// If that empties the bin, its mask bits are cleared below, unless
+	// the remainder goes straight back into it.
 	bn := n.binNext
 	ns.at(s).binNext = bn
 	ns.at(bn).binPrev = s
-	if bn == s {
-		a.emptied(b)
-	}
 	total := n.size
 	n.size = size
 	n.gen++ // now odd: used
-	a.live++
 	a.freeUnits -= size
 	rest := total - size
 	if rest == 0 {
+		if bn == s {
+			a.emptied(b)
+		}
 		a.freeRegions--
 		return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}, nil
 	}
 
 	// file the remainder in a node from the stack, after n in address
-	// order. The free-region count is unchanged: n left, r came.
+	// order. The free-region count is unchanged: n left, r came. Carving
+	// from the one large region of a bin, as a growing heap does, empties
+	// the bin and refiles the remainder in it: then the masks stay as
+	// they are, rather than being cleared and set again.
 	r := a.pop()
 	rb := binRoundDown(rest) & (numBins - 1)
 	rs := binList(rb)
 	head := ns.at(rs).binNext
-	if head == rs {
-		a.filled(rb)
+	if rb != b {
+		if bn == s {
+			a.emptied(b)
+		}
+		if head == rs {
+			a.filled(rb)
+		}
 	}
 	ns.at(head).binPrev = r
 	ns.at(rs).binNext = r
@@ -121,7 +131,6 @@ func (a *Allocator) Free(h Allocation) error {
 	off, size := n.off, n.size
 	prev, next := n.prev, n.next
 	a.freeUnits += size
-	a.live--
 	regions := a.freeRegions + 1
 	// end reads as used, so no test for the ends of the range.
 	if p := ns.at(prev); !p.used() {

@@ -19,7 +19,7 @@ type Report struct {
 
 // Report returns the storage report. O(1).
 func (a *Allocator) Report() Report {
-	r := Report{Free: a.freeUnits, FreeRegions: a.freeRegions, Allocations: a.live}
+	r := Report{Free: a.freeUnits, FreeRegions: a.freeRegions, Allocations: a.live()}
 	if b, ok := a.topBin(); ok {
 		r.MaxAlloc = uint32(min(binSize(b), uint64(a.capacity)))
 	}
