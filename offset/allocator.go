@@ -93,7 +93,8 @@ type Allocator struct {
 	nodes []node
 	// limit is one past the last valid link.
 	limit uint32
-	// free is a stack of unused node indices; free[:nfree] are valid.
+	// free is a stack of the links of unused nodes; free[:nfree] are
+	// valid.
 	free  []uint32
 	nfree uint32
 

@@ -48,7 +48,7 @@ func used(off, size uint32) offset.Region { return offset.Region{Offset: off, Si
 func free(off, size uint32) offset.Region { return offset.Region{Offset: off, Size: size} }
 
 func TestNewRejects(t *testing.T) {
-	for _, c := range []struct{ capacity, nodes uint32 }{{0, 16}, {16, 0}, {16, 1}} {
+	for _, c := range []struct{ capacity, nodes uint32 }{{0, 16}, {16, 0}, {16, 1}, {16, 1<<27 - 257}, {16, 1<<32 - 1}} {
 		if _, err := offset.New(c.capacity, c.nodes); !errors.Is(err, offset.ErrInvalidCapacity) {
 			t.Errorf("New(%d, %d): %v, want ErrInvalidCapacity", c.capacity, c.nodes, err)
 		}

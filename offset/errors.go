@@ -8,7 +8,8 @@ import "errors"
 // Returned by New and Grow.
 var (
 	// ErrInvalidCapacity is returned by New for a capacity of zero or a node
-	// limit below 2, and by Grow for a capacity below the current one.
+	// limit below 2 or above 2^27-258, and by Grow for a capacity below the
+	// current one.
 	ErrInvalidCapacity = errors.New("offset: invalid capacity")
 )
 
