@@ -120,7 +120,15 @@ func audit(o *Owner, live []Handle) error {
 	for i := range o.sh.stripes {
 		st := &o.sh.stripes[i]
 		for p := range uint32(st.word.Load() & lenMask) {
-			if err := waiting(st.list.load(p), fmt.Sprintf("stripe %d", i)); err != nil {
+			// A stripe holds indices; their Handles carry the index's
+			// generation now.
+			j := st.list.load(p)
+			k, off := locate(j)
+			g := uint32(0)
+			if c := o.gens[k]; c != nil {
+				g = c[off]
+			}
+			if err := waiting(Pack(j, g), fmt.Sprintf("stripe %d", i)); err != nil {
 				return err
 			}
 		}
