@@ -48,20 +48,9 @@ type slotTable struct {
 // for every position below a length the word of the stripe has held, as
 // the owner writes a position before it publishes it.
 func (t *slotTable) word(p uint32) *atomic.Uint64 {
-	return (*atomic.Uint64)(at(&t.chunks, p>>1, 8))
-}
-
-// at returns the address of entry i, of the given size, in chunks: each
-// chunk's first entry. The chunk holding i must exist. Chunk 0 is tested
-// first so that, for short stacks and low indices, the load of its pointer
-// does not wait for the bit scan.
-func at[T any](chunks *[numChunks]atomic.Pointer[T], i uint32, size uintptr) unsafe.Pointer {
-	if i < 1<<chunk0Bits {
-		return unsafe.Add(unsafe.Pointer(chunks[0].Load()), uintptr(i)*size)
-	}
-	k, off := locate(i)
+	k, off := locate(p >> 1)
 	// off < chunkLen(k), the length of chunk k (see TestLocate).
-	return unsafe.Add(unsafe.Pointer(chunks[k].Load()), uintptr(off)*size)
+	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.chunks[k].Load()), uintptr(off)*8))
 }
 
 // load returns the index at position p.

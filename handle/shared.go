@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The state an Owner shares with its Remote allocators. See doc.go for the
@@ -205,8 +206,10 @@ func (s *shared) push(st *stripe, hs []Handle) {
 
 // handle returns the live Handle of index i, just taken off the free list.
 func (s *shared) handle(i uint32) Handle {
-	// The chunk exists: the owner adds it before it frees i.
-	return Pack(i, *(*uint32)(at(&s.gens, i, 4)))
+	k, off := locate(i)
+	// The chunk exists: the owner adds it before it frees i. off <
+	// chunkLen(k), the length of chunk k.
+	return Pack(i, *(*uint32)(unsafe.Add(unsafe.Pointer(s.gens[k].Load()), uintptr(off)*4)))
 }
 
 // length returns how many Handles the shared free list holds: a moment's
