@@ -3,7 +3,6 @@ package handle
 import (
 	"math/bits"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Storage that grows by whole chunks which never move, indexed by a 32-bit
@@ -33,71 +32,47 @@ func chunkLen(k uint32) int {
 	return 1 << (k + chunk0Bits - 1)
 }
 
-// slotTable is a stripe's storage: position p of the stack holds a freed
-// index, in half p%2 of word p/2 (the low half for even p), two indices a
-// word so that a flush makes one atomic store for two frees. The owner
-// writes words and remote allocators read them at the same time (a reader
-// may read a word a moment before the owner rewrites it, and then fails its
-// swap), so every word is read and written atomically. Only the owner
-// writes and adds chunks.
+// slotTable is the shared free list's storage: each slot holds a freed
+// Handle, its generation already the next one. The owner writes slots and
+// remote allocators read them at the same time (a reader may read a slot a
+// moment before the owner rewrites it, and then fails its swap), so every
+// slot is read and written atomically. Only the owner adds chunks.
 type slotTable struct {
-	chunks [numChunks]atomic.Pointer[atomic.Uint64] // each chunk's first word
+	chunks [numChunks]atomic.Pointer[[]atomic.Uint64]
 }
 
-// word returns the word holding position p. The chunk must exist: it does
-// for every position below a length the word of the stripe has held, as
-// the owner writes a position before it publishes it.
-func (t *slotTable) word(p uint32) *atomic.Uint64 {
-	k, off := locate(p >> 1)
-	// off < chunkLen(k), the length of chunk k (see TestLocate).
-	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.chunks[k].Load()), uintptr(off)*8))
+func (t *slotTable) load(i uint32) Handle {
+	k, off := locate(i)
+	return Handle((*t.chunks[k].Load())[off].Load())
 }
 
-// load returns the index at position p.
-func (t *slotTable) load(p uint32) uint32 {
-	return uint32(t.word(p).Load() >> (p & 1 * 32))
+// store sets slot i to h, adding its chunk if needed. Owner only.
+func (t *slotTable) store(i uint32, h Handle) {
+	k, off := locate(i)
+	t.chunk(k)[off].Store(uint64(h))
 }
 
-// store sets position p to index i, keeping the other half of its word.
+// storeRun sets slots i, i+1, ... to hs, looking each chunk up once.
 // Owner only.
-func (t *slotTable) store(p, i uint32) {
-	k, off := locate(p >> 1)
-	w := &t.chunk(k)[off]
-	shift := p & 1 * 32
-	w.Store(w.Load()&^(lenMask<<shift) | uint64(i)<<shift)
-}
-
-// storeRun sets positions p, p+1, ... to the indices of hs: one store for
-// each word, looking each chunk up once. The position after the last is
-// free to overwrite: it lies past the top. Owner only.
-func (t *slotTable) storeRun(p uint32, hs []Handle) {
-	if len(hs) > 0 && p&1 == 1 {
-		t.store(p, hs[0].Index())
-		p, hs = p+1, hs[1:]
-	}
+func (t *slotTable) storeRun(i uint32, hs []Handle) {
 	for len(hs) > 0 {
-		k, off := locate(p >> 1)
+		k, off := locate(i)
 		c := t.chunk(k)[off:]
-		n := min(len(c), (len(hs)+1)/2) // words to write in this chunk
-		for j := range n {
-			lo := uint64(hs[2*j].Index())
-			if 2*j+1 < len(hs) {
-				lo |= uint64(hs[2*j+1].Index()) << 32
-			}
-			c[j].Store(lo)
+		n := min(len(c), len(hs))
+		for j, h := range hs[:n] {
+			c[j].Store(uint64(h))
 		}
-		m := min(2*n, len(hs))
-		hs = hs[m:]
-		p += uint32(m)
+		hs = hs[n:]
+		i += uint32(n)
 	}
 }
 
 // chunk returns chunk k, adding it if needed. Owner only.
 func (t *slotTable) chunk(k uint32) []atomic.Uint64 {
 	if p := t.chunks[k].Load(); p != nil {
-		return unsafe.Slice(p, chunkLen(k))
+		return *p
 	}
 	c := make([]atomic.Uint64, chunkLen(k))
-	t.chunks[k].Store(&c[0])
+	t.chunks[k].Store(&c)
 	return c
 }

@@ -22,14 +22,9 @@
 // the owner's own Alloc takes those back first, most recent first, without
 // any atomic operation. Flush, or a Free that finds the buffer full, moves
 // them to the shared free list in one batch, where remote allocators see
-// them. The list holds bare indices, two to a 64-bit word, so that a flush
-// makes one atomic store for every two frees; a remote allocator that has
-// taken an index reads its generation from the owner's generation table.
-// The owner writes that table with plain stores, and no remote allocator
-// reads an entry while the owner may write it: the owner writes an index's
-// generation before it publishes the index, and writes it again only when
-// the index's Handle comes back to it to be freed, after the allocator that
-// took it has returned it.
+// them. The owner alone keeps the generation table; a freed Handle carries
+// its next generation through the list, so a remote pop reads nothing but
+// the list.
 //
 // The shared free list is split in stripes, one per processor (up to 32),
 // each a stack with a word of its own on a cache line of its own. Each
@@ -41,9 +36,10 @@
 // index. With one Remote, or none, there is one stripe in use and the list
 // is a single stack.
 //
-// A stripe is a stack of indices in chunks that never move: chunk 0 holds
-// 1,024 words (2,048 indices) and each later chunk doubles, so a remote
-// allocator reading a word never races with a reallocation. One 64-bit word describes the stripe: its length in the low
+// A stripe is a stack of Handles in chunks that never move: chunk 0 holds
+// 1,024 slots and each later chunk doubles, 23 in all for every 32-bit
+// index, so a remote allocator reading a slot never races with a
+// reallocation. One 64-bit word describes the stripe: its length in the low
 // 32 bits, a version in the high 32, incremented by every pop.
 //
 // A pop reads the word, reads the top slot, and swaps the word for one with
@@ -93,14 +89,13 @@
 //
 // Handles are names, not capabilities: a Handle built with Pack for a
 // generation the owner has not handed out yet passes for live, and freeing
-// it corrupts the free list (and may race with a remote allocator reading
-// that index's generation). Pass only Handles an allocator returned.
+// it corrupts the free list. Pass only Handles an allocator returned.
 //
 // Remote allocators see only flushed frees: an owner that frees without
 // flushing makes them take fresh indices, and the index space grows. Flush
 // once a frame, or whenever remote allocators should catch up.
 //
 // Memory: the generation table and each stripe of the free list grow by
-// doubling chunks, 4 bytes per index each, and never shrink; an Owner
+// doubling chunks, 4 and 8 bytes per index held, and never shrink; an Owner
 // starts with 256 bytes a stripe.
 package handle

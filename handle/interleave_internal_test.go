@@ -120,15 +120,7 @@ func audit(o *Owner, live []Handle) error {
 	for i := range o.sh.stripes {
 		st := &o.sh.stripes[i]
 		for p := range uint32(st.word.Load() & lenMask) {
-			// A stripe holds indices; their Handles carry the index's
-			// generation now.
-			j := st.list.load(p)
-			k, off := locate(j)
-			g := uint32(0)
-			if c := o.gens[k]; c != nil {
-				g = c[off]
-			}
-			if err := waiting(Pack(j, g), fmt.Sprintf("stripe %d", i)); err != nil {
+			if err := waiting(st.list.load(p), fmt.Sprintf("stripe %d", i)); err != nil {
 				return err
 			}
 		}

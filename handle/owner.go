@@ -49,7 +49,7 @@ func (o *Owner) Remote() Remote {
 	if o.remotes <= k {
 		o.sh.active.Store(max(o.remotes, 1))
 	}
-	return Remote{o.sh, &o.sh.stripes[home], home}
+	return Remote{o.sh, home}
 }
 
 // Alloc returns a live Handle: the most recently freed index still buffered
@@ -225,7 +225,6 @@ func (o *Owner) issued(i uint32) bool {
 func (o *Owner) addChunk(k uint32) []uint32 {
 	c := make([]uint32, chunkLen(k))
 	o.gens[k] = c
-	o.sh.gens[k].Store(&c[0])
 	return c
 }
 

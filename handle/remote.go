@@ -10,8 +10,7 @@ import "fmt"
 // the owner for that. The zero Remote is not usable: call Owner.Remote.
 type Remote struct {
 	sh   *shared
-	st   *stripe // the stripe it pops first: &sh.stripes[home]
-	home uint32
+	home uint32 // the stripe it pops first
 }
 
 // Alloc returns a live Handle. It fails with ErrClosed once the owner is
@@ -21,11 +20,12 @@ type Remote struct {
 func (r Remote) Alloc() (Handle, error) {
 	// Fast path: one try at the top of the home stripe, as pop1From's
 	// first round; anything else goes the slow way.
-	s, st := r.sh, r.st
+	s := r.sh
+	st := &s.stripes[r.home]
 	if w := st.word.Load(); uint32(w) != 0 && s.step == nil && !s.closed.Load() {
-		i := st.list.load(uint32(w) - 1)
+		h := st.list.load(uint32(w) - 1)
 		if st.word.CompareAndSwap(w, w-1+versionOne) {
-			return s.handle(i), nil
+			return h, nil
 		}
 	}
 	return r.alloc()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
-	"unsafe"
 )
 
 // The state an Owner shares with its Remote allocators. See doc.go for the
@@ -38,13 +37,6 @@ type shared struct {
 	// owner raises it; remote allocators look no further.
 	active  atomic.Uint32
 	stripes []stripe
-
-	// gens shares the chunks of the owner's generation table (Owner.gens)
-	// with remote allocators, which read the generation of an index they
-	// have just taken off the free list: the owner wrote it, with a plain
-	// store, before it published the index, and will not write it again
-	// before the index's Handle comes back to it to be freed.
-	gens [numChunks]atomic.Pointer[uint32] // each chunk's first entry
 
 	// step, when set, is called before every access to shared memory of
 	// the pop, fresh and flush paths: the interleaving test parks the
@@ -112,10 +104,10 @@ func (s *shared) pop1From(st *stripe) (Handle, bool) {
 			return 0, false
 		}
 		s.yield()
-		i := st.list.load(n - 1)
+		h := st.list.load(n - 1)
 		s.yield()
 		if st.word.CompareAndSwap(w, w-1+versionOne) {
-			return s.handle(i), true
+			return h, true
 		}
 		spins = backoff(spins)
 	}
@@ -150,13 +142,10 @@ func (s *shared) popFrom(st *stripe, dst []Handle) int {
 		m := uint32(min(uint64(len(dst)), uint64(n)))
 		for j := range m {
 			s.yield()
-			dst[j] = Handle(st.list.load(n - 1 - j))
+			dst[j] = st.list.load(n - 1 - j)
 		}
 		s.yield()
 		if st.word.CompareAndSwap(w, w-uint64(m)+versionOne) {
-			for j := range m {
-				dst[j] = s.handle(uint32(dst[j]))
-			}
 			return int(m)
 		}
 		spins = backoff(spins)
@@ -182,7 +171,7 @@ func (s *shared) push(st *stripe, hs []Handle) {
 	} else {
 		for j, h := range hs {
 			s.yield()
-			st.list.store(base+uint32(j), h.Index())
+			st.list.store(base+uint32(j), h)
 		}
 	}
 	for {
@@ -202,14 +191,6 @@ func (s *shared) push(st *stripe, hs []Handle) {
 		}
 		base = nb
 	}
-}
-
-// handle returns the live Handle of index i, just taken off the free list.
-func (s *shared) handle(i uint32) Handle {
-	k, off := locate(i)
-	// The chunk exists: the owner adds it before it frees i. off <
-	// chunkLen(k), the length of chunk k.
-	return Pack(i, *(*uint32)(unsafe.Add(unsafe.Pointer(s.gens[k].Load()), uintptr(off)*4)))
 }
 
 // length returns how many Handles the shared free list holds: a moment's
