@@ -3,6 +3,7 @@ package handle
 import (
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Storage that grows by whole chunks which never move, indexed by a 32-bit
@@ -32,18 +33,30 @@ func chunkLen(k uint32) int {
 	return 1 << (k + chunk0Bits - 1)
 }
 
-// slotTable is the shared free list's storage: each slot holds a freed
-// Handle, its generation already the next one. The owner writes slots and
-// remote allocators read them at the same time (a reader may read a slot a
-// moment before the owner rewrites it, and then fails its swap), so every
-// slot is read and written atomically. Only the owner adds chunks.
+// slotTable is a stripe's storage: each slot holds a freed Handle, its
+// generation already the next one. The owner writes slots and remote
+// allocators read them at the same time (a reader may read a slot a moment
+// before the owner rewrites it, and then fails its swap), so every slot is
+// read and written atomically. Only the owner writes slots and adds chunks.
 type slotTable struct {
-	chunks [numChunks]atomic.Pointer[[]atomic.Uint64]
+	chunks [numChunks]atomic.Pointer[atomic.Uint64] // each chunk's first slot
 }
 
+// load returns slot i. Its chunk must exist: it does for every slot below
+// a length the stripe's word has held, as the owner writes a slot before
+// it publishes it.
 func (t *slotTable) load(i uint32) Handle {
-	k, off := locate(i)
-	return Handle((*t.chunks[k].Load())[off].Load())
+	var p *atomic.Uint64
+	if i < 1<<chunk0Bits {
+		// Chunk 0 first: the load of its pointer need not wait for the
+		// bit scan, and short stacks live there.
+		p = (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.chunks[0].Load()), uintptr(i)*8))
+	} else {
+		k, off := locate(i)
+		// off < chunkLen(k), the length of chunk k (see TestLocate).
+		p = (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.chunks[k].Load()), uintptr(off)*8))
+	}
+	return Handle(p.Load())
 }
 
 // store sets slot i to h, adding its chunk if needed. Owner only.
@@ -70,9 +83,9 @@ func (t *slotTable) storeRun(i uint32, hs []Handle) {
 // chunk returns chunk k, adding it if needed. Owner only.
 func (t *slotTable) chunk(k uint32) []atomic.Uint64 {
 	if p := t.chunks[k].Load(); p != nil {
-		return *p
+		return unsafe.Slice(p, chunkLen(k))
 	}
 	c := make([]atomic.Uint64, chunkLen(k))
-	t.chunks[k].Store(&c)
+	t.chunks[k].Store(&c[0])
 	return c
 }

@@ -49,7 +49,7 @@ func (o *Owner) Remote() Remote {
 	if o.remotes <= k {
 		o.sh.active.Store(max(o.remotes, 1))
 	}
-	return Remote{o.sh, home}
+	return Remote{o.sh, &o.sh.stripes[home], home}
 }
 
 // Alloc returns a live Handle: the most recently freed index still buffered

@@ -10,7 +10,8 @@ import "fmt"
 // the owner for that. The zero Remote is not usable: call Owner.Remote.
 type Remote struct {
 	sh   *shared
-	home uint32 // the stripe it pops first
+	st   *stripe // the stripe it pops first: &sh.stripes[home]
+	home uint32
 }
 
 // Alloc returns a live Handle. It fails with ErrClosed once the owner is
@@ -20,8 +21,7 @@ type Remote struct {
 func (r Remote) Alloc() (Handle, error) {
 	// Fast path: one try at the top of the home stripe, as pop1From's
 	// first round; anything else goes the slow way.
-	s := r.sh
-	st := &s.stripes[r.home]
+	s, st := r.sh, r.st
 	if w := st.word.Load(); uint32(w) != 0 && s.step == nil && !s.closed.Load() {
 		h := st.list.load(uint32(w) - 1)
 		if st.word.CompareAndSwap(w, w-1+versionOne) {
