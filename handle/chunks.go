@@ -46,17 +46,9 @@ type slotTable struct {
 // a length the stripe's word has held, as the owner writes a slot before
 // it publishes it.
 func (t *slotTable) load(i uint32) Handle {
-	var p *atomic.Uint64
-	if i < 1<<chunk0Bits {
-		// Chunk 0 first: the load of its pointer need not wait for the
-		// bit scan, and short stacks live there.
-		p = (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.chunks[0].Load()), uintptr(i)*8))
-	} else {
-		k, off := locate(i)
-		// off < chunkLen(k), the length of chunk k (see TestLocate).
-		p = (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.chunks[k].Load()), uintptr(off)*8))
-	}
-	return Handle(p.Load())
+	k, off := locate(i)
+	// off < chunkLen(k), the length of chunk k (see TestLocate).
+	return Handle((*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.chunks[k].Load()), uintptr(off)*8)).Load())
 }
 
 // store sets slot i to h, adding its chunk if needed. Owner only.
