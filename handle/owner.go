@@ -102,28 +102,20 @@ func (o *Owner) AllocMany(dst []Handle) (int, error) {
 // Close. O(1) but for the flush of a full buffer, O(256); no allocation but
 // on error.
 func (o *Owner) Free(h Handle) error {
-	if o.freeFast(h) {
-		return nil
-	}
-	return o.free(h)
-}
-
-// freeFast frees h and reports true when h is an index freed before (so
-// its chunk exists, and its generation is not 0, which proves it issued),
-// live, not at its last generation nor retired (g-1 < retired-2 excludes
-// 0, retired-1 and retired in one unsigned comparison), with room in the
-// buffer. It changes nothing when it reports false.
-func (o *Owner) freeFast(h Handle) bool {
+	// Fast path: an index freed before (so its chunk exists, and its
+	// generation is not 0, which proves it issued), live, not at its last
+	// generation nor retired (g-1 < retired-2 excludes 0, retired-1 and
+	// retired in one unsigned comparison), with room in the buffer.
 	g := h.Generation()
 	k, off := locate(h.Index())
 	if c := o.gens[k]; g-1 < retired-2 && uint(o.n) < localCap && !o.closed &&
 		c != nil && c[off] == g {
 		c[off] = g + 1
-		o.local[o.n] = h + 1<<32
+		o.local[o.n] = h + 1<<32 // the next generation
 		o.n++
-		return true
+		return nil
 	}
-	return false
+	return o.free(h)
 }
 
 func (o *Owner) free(h Handle) error {
@@ -158,10 +150,7 @@ func (o *Owner) free(h Handle) error {
 // position; the Handles before it are freed.
 func (o *Owner) FreeMany(hs []Handle) error {
 	for k, h := range hs {
-		if o.freeFast(h) {
-			continue
-		}
-		if err := o.free(h); err != nil {
+		if err := o.Free(h); err != nil {
 			return fmt.Errorf("handle %d of %d: %w", k, len(hs), err)
 		}
 	}
