@@ -15,8 +15,21 @@ import (
 // owner, which checks that no index is handed out twice while live, that
 // every handle it receives is live and that a freed one is not. Short by
 // default; HANDLE_STRESS=1 (or -short=false with -run on this test and a
-// long -timeout) runs it long, as a stress test without -race.
+// long -timeout) runs it long, as a stress test without -race. It runs
+// twice: with one Remote shared by every worker, and with a Remote for
+// each, so that workers pop stripes of their own and take from each
+// other's when theirs run dry.
 func TestConcurrentUniqueness(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		name := "shared Remote"
+		if own {
+			name = "Remote per worker"
+		}
+		t.Run(name, func(t *testing.T) { concurrentUniqueness(t, own) })
+	}
+}
+
+func concurrentUniqueness(t *testing.T, ownRemote bool) {
 	rounds := 200
 	if os.Getenv("HANDLE_STRESS") != "" {
 		rounds = 20000
@@ -25,7 +38,7 @@ func TestConcurrentUniqueness(t *testing.T) {
 	}
 	workers := max(4, runtime.GOMAXPROCS(0))
 	o := handle.New()
-	r := o.Remote()
+	shared := o.Remote()
 
 	type batch struct {
 		hs   []handle.Handle
@@ -37,6 +50,10 @@ func TestConcurrentUniqueness(t *testing.T) {
 		back := make(chan []handle.Handle, 2)
 		back <- make([]handle.Handle, 0, 64)
 		back <- make([]handle.Handle, 0, 64)
+		r := shared
+		if ownRemote {
+			r = o.Remote()
+		}
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			for range rounds {
