@@ -11,6 +11,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/offset"
 )
 
 func openHost(t *testing.T) device.Device { return testdevice.Host(t, host.Options{}) }
@@ -97,6 +98,7 @@ func TestOptionsRejected(t *testing.T) {
 		{GrowthFactor: -2},
 		{InitialElems: 100, MaxElems: 10},
 		{MaxAllocs: 1},
+		{MaxAllocs: offset.MaxNodes + 1},
 		{Usage: device.MapRead},
 	} {
 		if _, err := arena.New(dev, o); !errors.Is(err, arena.ErrInvalidOptions) {

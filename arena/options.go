@@ -146,8 +146,8 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	if o.MaxAllocs == 0 {
 		o.MaxAllocs = 1 << 16
 	}
-	if o.MaxAllocs < 2 {
-		return o, fmt.Errorf("%w: MaxAllocs %d, want at least 2", ErrInvalidOptions, o.MaxAllocs)
+	if o.MaxAllocs < 2 || o.MaxAllocs > offset.MaxNodes {
+		return o, fmt.Errorf("%w: MaxAllocs %d, want 2 to %d", ErrInvalidOptions, o.MaxAllocs, offset.MaxNodes)
 	}
 	if o.Fragmented > CompactAlways {
 		return o, fmt.Errorf("%w: unknown strategy %v", ErrInvalidOptions, o.Fragmented)

@@ -113,7 +113,7 @@ type Allocator struct {
 // (allocations and free regions together; at most maxAllocs-1 are in use at
 // once, as in the reference), placing as the Exact policy does. It allocates
 // 36*maxAllocs bytes (and 8 KiB of list sentinels) up front and nothing
-// afterwards. maxAllocs may be at most 2^27-258.
+// afterwards. maxAllocs may be at most MaxNodes.
 func New(capacity, maxAllocs uint32) (*Allocator, error) {
 	return NewPolicy(capacity, maxAllocs, Exact)
 }
@@ -123,8 +123,8 @@ func NewPolicy(capacity, maxAllocs uint32, p Policy) (*Allocator, error) {
 	if capacity == 0 {
 		return nil, fmt.Errorf("%w: capacity 0", ErrInvalidCapacity)
 	}
-	if maxAllocs < 2 || maxAllocs > maxNodes {
-		return nil, fmt.Errorf("%w: node limit %d, need 2 to %d", ErrInvalidCapacity, maxAllocs, maxNodes)
+	if maxAllocs < 2 || maxAllocs > MaxNodes {
+		return nil, fmt.Errorf("%w: node limit %d, need 2 to %d", ErrInvalidCapacity, maxAllocs, MaxNodes)
 	}
 	if p > Fit {
 		return nil, fmt.Errorf("offset: unknown policy %d", p)

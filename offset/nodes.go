@@ -39,8 +39,9 @@ const (
 	end uint32 = numBins * nodeSize
 	// firstNode is the link of node 0.
 	firstNode uint32 = sentinels * nodeSize
-	// maxNodes bounds the node limit so that every link fits in 32 bits.
-	maxNodes = (1<<32-1)/nodeSize - sentinels
+	// MaxNodes is the largest node limit New accepts (2^27-258): every
+	// link, a byte offset into the node array, fits in 32 bits.
+	MaxNodes = (1<<32-1)/nodeSize - sentinels
 )
 
 // binList returns the link of bin b's sentinel.

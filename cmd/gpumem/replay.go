@@ -75,8 +75,8 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		return usagef("no TRACE given")
 	case cfg.repeat < 1:
 		return usagef("-repeat %d: want at least 1", cfg.repeat)
-	case cfg.maxAllocs < 2 || cfg.maxAllocs > math.MaxUint32:
-		return usagef("-max-allocs %d: want 2 to %d", cfg.maxAllocs, uint64(math.MaxUint32))
+	case cfg.maxAllocs < 2 || cfg.maxAllocs > offset.MaxNodes:
+		return usagef("-max-allocs %d: want 2 to %d", cfg.maxAllocs, offset.MaxNodes)
 	case cfg.offsets != "" && len(names) > 1:
 		return usagef("-offsets takes one TRACE, got %d", len(names))
 	}
