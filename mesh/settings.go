@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/offset"
 )
 
 // Defaults of Settings, the reference mesh allocator's; MaxSlabBytes and
@@ -85,8 +86,8 @@ func (s Settings) resolve(lim device.Limits) (Settings, error) {
 	if s.MaxMeshesPerSlab == 0 {
 		s.MaxMeshesPerSlab = DefaultMaxMeshesPerSlab
 	}
-	if s.MaxMeshesPerSlab < 4 {
-		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want at least 4", ErrInvalidSettings, s.MaxMeshesPerSlab)
+	if s.MaxMeshesPerSlab < 4 || s.MaxMeshesPerSlab > offset.MaxNodes {
+		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want 4 to %d", ErrInvalidSettings, s.MaxMeshesPerSlab, offset.MaxNodes)
 	}
 	if err := (s.Usage | device.Vertex | device.Index | device.CopySrc | device.CopyDst | device.Storage).Validate(); err != nil {
 		return s, fmt.Errorf("%w: %w", ErrInvalidSettings, err)
