@@ -22,7 +22,7 @@ type Owner struct {
 	local   [localCap]Handle // freed, next generation, not yet flushed; most recent last
 	n       int              // entries used in local
 	retired uint64           // indices retired, their generations spent
-	remotes uint32           // Remotes made: the next one's stripe, modulo the stripes
+	remotes uint64           // Remotes made: the next one's stripe, modulo the stripes
 	cursor  uint32           // the stripe the next flush starts at
 	closed  bool
 }
@@ -43,11 +43,11 @@ func newOwner(stripes int) *Owner { return &Owner{sh: newShared(stripes)} }
 // make one Remote for each goroutine that allocates often, rather than
 // sharing one.
 func (o *Owner) Remote() Remote {
-	k := uint32(len(o.sh.stripes))
-	home := o.remotes % k
-	o.remotes++
+	k := uint64(len(o.sh.stripes))
+	home := uint32(o.remotes % k)
+	o.remotes++ // 64 bits: never wraps, so active only grows
 	if o.remotes <= k {
-		o.sh.active.Store(max(o.remotes, 1))
+		o.sh.active.Store(uint32(o.remotes))
 	}
 	return Remote{o.sh, &o.sh.stripes[home], home}
 }
