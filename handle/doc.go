@@ -26,15 +26,16 @@
 // its next generation through the list, so a remote pop reads nothing but
 // the list.
 //
-// The shared free list is split in stripes, one per processor (up to 32),
-// each a stack with a word of its own on a cache line of its own. Each
-// Remote made pops first from one stripe, the next one for each Remote
-// made, and a flush spreads the buffered frees evenly over the stripes of
-// the Remotes made so far: allocators on different goroutines, each with
-// its own Remote, pop different stripes and do not contend. A Remote whose
-// stripe is empty takes from the others, in turn, before it takes a fresh
-// index. With one Remote, or none, there is one stripe in use and the list
-// is a single stack.
+// The shared free list is split in stripes, one per processor (GOMAXPROCS
+// when New runs, up to 32), each a stack with a word of its own on a cache
+// line of its own. Each Remote made pops first from one stripe, the next
+// one for each Remote made (a copy of a Remote shares its stripe), and a
+// flush spreads the buffered frees evenly over the stripes of the Remotes
+// made so far: allocators on different goroutines, each with its own
+// Remote, pop different stripes and do not contend. A Remote whose stripe
+// is empty takes from the others, in turn, before it takes a fresh index.
+// With one Remote, or none, there is one stripe in use and the list is a
+// single stack.
 //
 // A stripe is a stack of Handles in chunks that never move: chunk 0 holds
 // 1,024 slots and each later chunk doubles, 23 in all for every 32-bit
