@@ -36,8 +36,19 @@ type node struct {
 func (n *node) used() bool { return n.gen&1 != 0 }
 
 // lastID hands every allocator an identity of its own, so an Allocation from
-// one is refused by another.
+// one is refused by another. Ids run from 1 and skip 0 when the counter
+// wraps: with id 0 the zero Allocation's key (0) would match the bin
+// sentinel its zero node link names.
 var lastID atomic.Uint32
+
+// newID returns the next allocator id, never 0.
+func newID() uint32 {
+	for {
+		if id := lastID.Add(1); id != 0 {
+			return id
+		}
+	}
+}
 
 // Policy chooses where Allocate looks for a free region.
 type Policy uint8
@@ -135,7 +146,7 @@ func NewPolicy(capacity, maxAllocs uint32, p Policy) (*Allocator, error) {
 		free:     make([]uint32, maxAllocs),
 		capacity: capacity,
 		policy:   p,
-		owner:    uint64(lastID.Add(1)) << 32,
+		owner:    uint64(newID()) << 32,
 	}
 	a.Reset()
 	return a, nil

@@ -41,5 +41,12 @@ var (
 	// this allocator: the zero value, one freed already, a stale copy whose
 	// node has since been reused, or one made by another allocator. The
 	// allocator is left unchanged.
+	//
+	// A stale copy is recognised by its node's 32-bit generation, which
+	// goes up by two for each allocation and free of the node: once the
+	// node has been reused 2^31 times after the copy went stale, the
+	// generation has come round again and the copy passes for live. A tight
+	// loop allocating and freeing one size, which reuses one node, gets
+	// there in under a minute; keep no stale copy that long.
 	ErrInvalidAllocation = errors.New("offset: allocation is not live in this allocator")
 )
