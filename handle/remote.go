@@ -19,8 +19,8 @@ type Remote struct {
 // swap only when another allocation or a flush changed the list, after a
 // short backoff that grows with each failure; no allocation.
 func (r Remote) Alloc() (Handle, error) {
-	// Fast path: one try at the top of the home stripe, as pop1From's
-	// first round; anything else goes the slow way.
+	// Fast path: one try at the top of the home stripe, as popFrom's
+	// first round for one Handle; anything else goes the slow way.
 	s, st := r.sh, r.st
 	if w := st.word.Load(); uint32(w) != 0 && s.step == nil && !s.closed.Load() {
 		h := st.list.load(uint32(w) - 1)

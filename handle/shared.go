@@ -72,45 +72,11 @@ func (s *shared) yield() {
 	}
 }
 
-// pop1 takes one Handle off the shared free list: off stripe home if it
-// can, else off the next non-empty stripe after it. It reports false when
-// every active stripe was empty when it looked.
+// pop1 takes one Handle off the shared free list, as pop does; it reports
+// false when every active stripe was empty when it looked.
 func (s *shared) pop1(home uint32) (Handle, bool) {
-	if h, ok := s.pop1From(&s.stripes[home]); ok {
-		return h, true
-	}
-	n := s.active.Load()
-	for i, k := home+1, uint32(1); k < n; i, k = i+1, k+1 {
-		if i >= n {
-			i = 0
-		}
-		if h, ok := s.pop1From(&s.stripes[i]); ok {
-			return h, true
-		}
-	}
-	return 0, false
-}
-
-// pop1From takes the top Handle off stripe st. It reports false when the
-// stripe is empty. Lock-free: a failed swap means another pop or a flush
-// made progress.
-func (s *shared) pop1From(st *stripe) (Handle, bool) {
-	spins := minSpins
-	for {
-		s.yield()
-		w := st.word.Load()
-		n := uint32(w & lenMask)
-		if n == 0 {
-			return 0, false
-		}
-		s.yield()
-		h := st.list.load(n - 1)
-		s.yield()
-		if st.word.CompareAndSwap(w, w-1+versionOne) {
-			return h, true
-		}
-		spins = backoff(spins)
-	}
+	var h [1]Handle
+	return h[0], s.pop(home, h[:]) == 1
 }
 
 // pop takes up to len(dst) Handles off the shared free list into dst, with
@@ -129,7 +95,8 @@ func (s *shared) pop(home uint32, dst []Handle) int {
 }
 
 // popFrom takes up to len(dst) Handles off stripe st into dst in one swap
-// and returns how many it took; see pop1From.
+// and returns how many it took. Lock-free: a failed swap means another pop
+// or a flush made progress.
 func (s *shared) popFrom(st *stripe, dst []Handle) int {
 	spins := minSpins
 	for {
