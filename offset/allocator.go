@@ -383,13 +383,9 @@ func (a *Allocator) last() uint32  { return a.at(end).prev }
 // address-order list; the caller reuses or releases it.
 func (a *Allocator) unlink(idx uint32) { a.unlinkFast(a.at(idx)) }
 
-// unlinkFast removes free region n from its bin. Its neighbours in the
-// circular list are the same node only when that is the sentinel, so n was
-// the bin's last region.
+// unlinkFast removes free region n from its bin.
 func (a *Allocator) unlinkFast(n *node) {
-	a.at(n.binPrev).binNext = n.binNext
-	a.at(n.binNext).binPrev = n.binPrev
-	if n.binPrev == n.binNext {
+	if a.array().unbin(n) {
 		a.emptied(uint32(n.bin))
 	}
 	a.freeUnits -= n.size

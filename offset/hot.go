@@ -134,10 +134,7 @@ func (a *Allocator) Free(h Allocation) error {
 	regions := a.freeRegions + 1
 	// end reads as used, so no test for the ends of the range.
 	if p := ns.at(prev); !p.used() {
-		bp, bn := p.binPrev, p.binNext
-		ns.at(bp).binNext = bn
-		ns.at(bn).binPrev = bp
-		if bp == bn { // both the sentinel: p was the bin's last region
+		if ns.unbin(p) {
 			a.emptied(uint32(p.bin))
 		}
 		a.push(prev)
@@ -145,10 +142,7 @@ func (a *Allocator) Free(h Allocation) error {
 		off, size, prev = p.off, size+p.size, p.prev
 	}
 	if q := ns.at(next); !q.used() {
-		bp, bn := q.binPrev, q.binNext
-		ns.at(bp).binNext = bn
-		ns.at(bn).binPrev = bp
-		if bp == bn { // both the sentinel: q was the bin's last region
+		if ns.unbin(q) {
 			a.emptied(uint32(q.bin))
 		}
 		a.push(next)

@@ -85,3 +85,14 @@ func (a *Allocator) array() nodeArray { return nodeArray{unsafe.Pointer(unsafe.S
 func (ns nodeArray) at(l uint32) *node {
 	return (*node)(unsafe.Add(ns.p, uintptr(l)))
 }
+
+// unbin takes free region n out of its bin's circular list and reports
+// whether that emptied the bin: n's neighbours in the list are the same
+// node only when that is the sentinel. The bin's mask bits are the
+// caller's to clear.
+func (ns nodeArray) unbin(n *node) bool {
+	bp, bn := n.binPrev, n.binNext
+	ns.at(bp).binNext = bn
+	ns.at(bn).binPrev = bp
+	return bp == bn
+}
