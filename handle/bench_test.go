@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gpumem/gpumem/handle"
@@ -168,6 +169,86 @@ func runRemote(b *testing.B, g int, newAlloc func() func() handle.Handle, freeMa
 	}
 }
 
+// runConcurrent runs b.N allocations spread over g worker goroutines while
+// a single freeing goroutine (the owner) frees them, all of them running at
+// once, as a loader allocates while a main loop frees: each worker cycles
+// through four batches of 256, filling one with the allocator newAlloc
+// gives it and marking it full; the freeing goroutine frees every full
+// batch it finds and marks it empty. A goroutine with nothing to do spins,
+// yielding its processor each round, instead of blocking. (runRemote's
+// channels hand a batch over by waking the receiver, which the scheduler
+// queues to run next on the sender's processor, so there the two sides
+// often take turns on one core rather than run at once, and their costs
+// add up.) ns/op is per allocation, its free running alongside.
+func runConcurrent(b *testing.B, g int, newAlloc func() func() handle.Handle, freeMany func([]handle.Handle) bool) {
+	const batch, depth = 256, 4
+	type slot struct {
+		full atomic.Bool
+		hs   []handle.Handle
+		_    [64 - 8 - 24]byte // one slot per cache line
+	}
+	slots := make([][depth]slot, g)
+	counts := make([]int, g)
+	batches := 0
+	for w := range slots {
+		for k := range slots[w] {
+			slots[w][k].hs = make([]handle.Handle, batch)
+		}
+		counts[w] = b.N / g
+		if w == 0 {
+			counts[w] += b.N % g
+		}
+		batches += (counts[w] + batch - 1) / batch
+	}
+	ownerDone := make(chan bool)
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		ok := true
+		for left := batches; left > 0; {
+			found := false
+			for w := range slots {
+				for k := range slots[w] {
+					if s := &slots[w][k]; s.full.Load() {
+						ok = freeMany(s.hs) && ok
+						s.full.Store(false)
+						found = true
+						left--
+					}
+				}
+			}
+			if !found {
+				runtime.Gosched()
+			}
+		}
+		ownerDone <- ok
+	}()
+	var wg sync.WaitGroup
+	for w := range g {
+		n := counts[w]
+		alloc := newAlloc()
+		wg.Go(func() {
+			for k := 0; n > 0; k = (k + 1) % depth {
+				s := &slots[w][k]
+				for s.full.Load() {
+					runtime.Gosched()
+				}
+				hs := s.hs[:min(batch, n)]
+				for j := range hs {
+					hs[j] = alloc()
+				}
+				n -= len(hs)
+				s.hs = hs
+				s.full.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if !<-ownerDone {
+		b.Fatal("a free failed")
+	}
+}
+
 // remoteAlloc returns a new Remote's Alloc, for one worker goroutine (the
 // use Owner.Remote recommends).
 func remoteAlloc(o *handle.Owner) func() func() handle.Handle {
@@ -186,12 +267,14 @@ func remoteAlloc(o *handle.Owner) func() func() handle.Handle {
 // BenchmarkRemote measures remote allocation on g goroutines, each with a
 // Remote of its own.
 //
-// "pipeline": the owner frees on its own goroutine what the workers
-// allocated, in batches of 256, and flushes after each; ns/op is per
-// allocation, its free running alongside. "pop": the workers only pop,
-// from a shared list the owner filled with 65,536 handles while the timer
-// was stopped; ns/op is per allocation. "shared-pipeline": as pipeline,
-// but all workers share one Remote, so they all pop the same stripe.
+// "concurrent": the owner frees on its own goroutine what the workers
+// allocated, in batches of 256, and flushes after each, all of them
+// running at once (runConcurrent); ns/op is per allocation, its free
+// running alongside. "pipeline": the same work handed over through
+// channels (runRemote). "pop": the workers only pop, from a shared list
+// the owner filled with 65,536 handles while the timer was stopped; ns/op
+// is per allocation. "shared-pipeline": as pipeline, but all workers share
+// one Remote, so they all pop the same stripe.
 func BenchmarkRemote(b *testing.B) {
 	for _, g := range goroutineCounts() {
 		b.Run(fmt.Sprintf("pipeline/g=%d", g), func(b *testing.B) {
@@ -199,6 +282,16 @@ func BenchmarkRemote(b *testing.B) {
 			runRemote(b, g, remoteAlloc(o), func(hs []handle.Handle) bool {
 				err := o.FreeMany(hs)
 				o.Flush() // publish the batch now, as the mutex list does
+				return err == nil
+			})
+		})
+	}
+	for _, g := range goroutineCounts() {
+		b.Run(fmt.Sprintf("concurrent/g=%d", g), func(b *testing.B) {
+			o := handle.New()
+			runConcurrent(b, g, remoteAlloc(o), func(hs []handle.Handle) bool {
+				err := o.FreeMany(hs)
+				o.Flush()
 				return err == nil
 			})
 		})
@@ -268,6 +361,12 @@ func BenchmarkMutexRemote(b *testing.B) {
 		b.Run(fmt.Sprintf("pipeline/g=%d", g), func(b *testing.B) {
 			m := newMutexList()
 			runRemote(b, g, func() func() handle.Handle { return m.alloc }, m.freeMany)
+		})
+	}
+	for _, g := range goroutineCounts() {
+		b.Run(fmt.Sprintf("concurrent/g=%d", g), func(b *testing.B) {
+			m := newMutexList()
+			runConcurrent(b, g, func() func() handle.Handle { return m.alloc }, m.freeMany)
 		})
 	}
 	for _, g := range goroutineCounts() {

@@ -19,17 +19,25 @@ import (
 // twice: with one Remote shared by every worker, and with a Remote for
 // each, so that workers pop stripes of their own and take from each
 // other's when theirs run dry.
+//
+// Each runs again with rings that start at one slot, so that flushes grow
+// them and pops race the owner's writes a lap behind throughout.
 func TestConcurrentUniqueness(t *testing.T) {
-	for _, own := range []bool{false, true} {
-		name := "shared Remote"
-		if own {
-			name = "Remote per worker"
+	for _, ring := range []uint64{0, 1} {
+		for _, own := range []bool{false, true} {
+			name := "shared Remote"
+			if own {
+				name = "Remote per worker"
+			}
+			if ring > 0 {
+				name += ", small rings"
+			}
+			t.Run(name, func(t *testing.T) { concurrentUniqueness(t, own, ring) })
 		}
-		t.Run(name, func(t *testing.T) { concurrentUniqueness(t, own) })
 	}
 }
 
-func concurrentUniqueness(t *testing.T, ownRemote bool) {
+func concurrentUniqueness(t *testing.T, ownRemote bool, ring uint64) {
 	rounds := 200
 	if os.Getenv("HANDLE_STRESS") != "" {
 		rounds = 20000
@@ -38,6 +46,9 @@ func concurrentUniqueness(t *testing.T, ownRemote bool) {
 	}
 	workers := max(4, runtime.GOMAXPROCS(0))
 	o := handle.New()
+	if ring > 0 {
+		handle.SetRingMin(o, ring)
+	}
 	shared := o.Remote()
 
 	type batch struct {

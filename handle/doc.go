@@ -27,7 +27,7 @@
 // the list.
 //
 // The shared free list is split in stripes, one per processor (GOMAXPROCS
-// when New runs, up to 32), each a stack with a word of its own on a cache
+// when New runs, up to 32), each a queue with a word of its own on a cache
 // line of its own. Each Remote made pops first from one stripe, the next
 // one for each Remote made (a copy of a Remote shares its stripe), and a
 // flush spreads the buffered frees evenly over the stripes of the Remotes
@@ -35,32 +35,42 @@
 // Remote, pop different stripes and do not contend. A Remote whose stripe
 // is empty takes from the others, in turn, before it takes a fresh index.
 // With one Remote, or none, there is one stripe in use and the list is a
-// single stack.
+// single queue. Remote allocators thus reuse flushed indices oldest first;
+// the owner's own Alloc reuses its buffered frees newest first.
 //
-// A stripe is a stack of Handles in chunks that never move: chunk 0 holds
-// 1,024 slots and each later chunk doubles, 23 in all for every 32-bit
-// index, so a remote allocator reading a slot never races with a
-// reallocation. One 64-bit word describes the stripe: its length in the low
-// 32 bits, a version in the high 32, incremented by every pop.
+// A stripe is a queue of Handles in a ring of slots. One 64-bit word
+// describes it: two 32-bit positions that only ever grow (modulo 2^32), the
+// head, where pops take, and the tail, where the owner adds; the Handles
+// waiting are those at positions head to tail-1, position p in slot p
+// modulo the ring's size.
 //
-// A pop reads the word, reads the top slot, and swaps the word for one with
-// the length lowered and the version raised. The version is what makes that
-// swap safe: between the read and the swap, another allocator may pop the
-// slot and the owner push a different index in its place, leaving the
-// length as it was (the ABA problem); the raised version makes the word
-// differ, so the late swap fails and retries. A swap could only succeed
-// wrongly after 2^32 pops between one allocator's read and its swap. A
+// A pop reads the word, then the ring, then the slots at the head, and
+// swaps the word for one with the head raised. The swap fails if anything
+// moved meanwhile, and the pop retries: another pop raised the head, or
+// the owner the tail. Positions never repeat before 2^32 pops, so no word
+// value comes back (the ABA problem cannot arise) unless an allocator
+// stalls between its read and its swap while 2^32 other pops run. A
 // failed swap backs off a little before it retries, longer after each
 // failure, so contending allocators do not take the word's cache line from
 // each other on every attempt.
 //
-// A flush writes the indices past a stripe's top, where no current pop
-// reads, and publishes them by swapping the length up. Only the owner
-// pushes, so a failed swap means pops came first; the flush moves the
-// indices that now lie past the end into the gap and swaps again. A flush
-// therefore never stops remote allocators (the reference design freezes
-// them with a bit in the word while it writes), and no word value repeats:
-// pushes raise the length, pops raise the version.
+// A flush writes its Handles in the slots past the tail, where no pop
+// reads, and publishes them by swapping the tail up. Only the owner moves
+// the tail, so a failed swap only means pops moved the head; the slots are
+// right as they are and the swap is tried again. A flush therefore never
+// stops remote allocators (the reference design freezes them with a bit
+// in the word while it writes), and what it writes never moves. A pop that
+// read its word a whole ring ago may read a slot the owner is rewriting;
+// the head has moved on since, so its swap fails.
+//
+// A ring starts with 256 slots. A flush that would overfill it first
+// copies the waiting Handles into a ring twice as large (or more) and
+// publishes that one, then writes its own: a pop that read the word before
+// finds the Handles it reads at the same positions in either ring, and
+// the old ring stays valid for as long as any pop holds it (the garbage
+// collector keeps it). No memory a reader can reach is ever freed or
+// reused for anything else. A pop reads the ring only after the word, so
+// a word that counts Handles only the new ring holds comes with that ring.
 //
 // # Invariants
 //
@@ -96,7 +106,8 @@
 // flushing makes them take fresh indices, and the index space grows. Flush
 // once a frame, or whenever remote allocators should catch up.
 //
-// Memory: the generation table and each stripe of the free list grow by
-// doubling chunks, 4 and 8 bytes per index held, and never shrink; an Owner
-// starts with 256 bytes a stripe.
+// Memory: the generation table grows by doubling chunks, 4 bytes per
+// index issued, and each stripe's ring by doubling, 8 bytes per Handle it
+// has held at once; neither shrinks. A stripe takes 128 bytes, and its
+// first ring 2 KiB when it first receives Handles.
 package handle

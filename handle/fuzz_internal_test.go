@@ -6,8 +6,8 @@ import (
 )
 
 // model is the naive allocator the fuzz target checks an Owner against, on
-// one goroutine: the owner's buffered frees and the shared list as plain
-// stacks, and each index's generation.
+// one goroutine: the owner's buffered frees as a plain stack, the shared
+// list as a plain queue, and each index's generation.
 type model struct {
 	local, shared []uint32
 	next          uint32
@@ -21,7 +21,7 @@ func (m *model) alloc(owner bool) Handle {
 	case owner && len(m.local) > 0:
 		i, m.local = m.local[len(m.local)-1], m.local[:len(m.local)-1]
 	case len(m.shared) > 0:
-		i, m.shared = m.shared[len(m.shared)-1], m.shared[:len(m.shared)-1]
+		i, m.shared = m.shared[0], m.shared[1:]
 	default:
 		m.next++
 		i = m.next
@@ -60,6 +60,9 @@ func FuzzOwner(f *testing.F) {
 		// that no input runs long enough for the fuzzer to call it hung.
 		ops = ops[:min(len(ops), 1024)]
 		o := New()
+		if len(ops) > 0 { // rings of 1 to 256 slots, to wrap and grow often
+			o.sh.ringMin = 1 << (ops[0] % 9)
+		}
 		r := o.Remote()
 		m := &model{gen: map[uint32]uint32{}}
 		var stale []Handle

@@ -44,7 +44,7 @@ func TestOwnerSequences(t *testing.T) {
 			handle.Stats{Issued: 2, Live: 1, Buffered: 1}},
 		{"remote reuses flushed frees",
 			[]op{{"alloc", 0, "1.0"}, {"alloc", 1, "2.0"}, {"free", 0, ""}, {"free", 1, ""}, {"flush", 0, ""},
-				{"remote", 2, "2.1"}, {"remote", 3, "1.1"}, {"remote", 4, "3.0"}},
+				{"remote", 2, "1.1"}, {"remote", 3, "2.1"}, {"remote", 4, "3.0"}},
 			handle.Stats{Issued: 3, Live: 3}},
 		{"owner pops the shared list when its buffer is empty",
 			[]op{{"alloc", 0, "1.0"}, {"free", 0, ""}, {"flush", 0, ""}, {"alloc", 1, "1.1"}},

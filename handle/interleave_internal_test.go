@@ -119,8 +119,9 @@ func audit(o *Owner, live []Handle) error {
 	}
 	for i := range o.sh.stripes {
 		st := &o.sh.stripes[i]
-		for p := range uint32(st.word.Load() & lenMask) {
-			if err := waiting(st.list.load(p), fmt.Sprintf("stripe %d", i)); err != nil {
+		head, tail := positions(st.word.Load())
+		for p := head; p != tail; p++ {
+			if err := waiting(st.ring.Load().load(p), fmt.Sprintf("stripe %d", i)); err != nil {
 				return err
 			}
 		}
@@ -141,7 +142,13 @@ func audit(o *Owner, live []Handle) error {
 // live rest. Remotes made before the call (remotes of them) spread the
 // flush over that many stripes.
 func setup(stripes, remotes, n int, shared, buffered []int) (*Owner, []Handle) {
+	return setupRing(minRing, stripes, remotes, n, shared, buffered)
+}
+
+// setupRing is setup with stripes whose first ring has ring slots.
+func setupRing(ring uint64, stripes, remotes, n int, shared, buffered []int) (*Owner, []Handle) {
 	o := newOwner(stripes)
+	o.sh.ringMin = ring
 	for range remotes {
 		o.Remote()
 	}
@@ -273,6 +280,31 @@ func TestInterleavings(t *testing.T) {
 			var c result
 			return o, []func(){o.Flush, allocs(o.Remote(), 2, &c)},
 				finish(o, live, []*result{&c})
+		}, false},
+		// The ring is full (2 slots) when a flush adds one: the flush
+		// copies the ring into one of 4 slots and swaps the ring pointer
+		// while one remote pops both old Handles and another pops one,
+		// each reading the word and the ring before the swap, or after, or
+		// the word before and the ring after. Reading the ring before the
+		// word would be wrong: position 2 read from the old ring is slot
+		// 0, Handle 1 again.
+		{"flush grows the ring vs two remote pops", func() (*Owner, []func(), func() error) {
+			o, live := setupRing(2, 1, 0, 4, []int{1, 2}, []int{3})
+			var b, c result
+			return o, []func(){o.Flush, allocMany(2, o.Remote().AllocMany, &b), alloc(o.Remote(), &c)},
+				finish(o, live, []*result{&b, &c})
+		}, false},
+		// A 2-slot ring holds 1 and 2 at positions 0 and 1. A remote
+		// reads the word, another pops position 0, and the flush writes 3
+		// at position 2: slot 0 again, a lap later. The first remote may
+		// read 3 where it expected 1; its swap fails, as the head moved.
+		{"flush laps the ring under a late pop", func() (*Owner, []func(), func() error) {
+			o, live := setupRing(2, 1, 0, 4, []int{1, 2}, []int{3})
+			var b, c result
+			return o, []func(){alloc(o.Remote(), &b), func() {
+				alloc(o.Remote(), &c)()
+				o.Flush()
+			}}, finish(o, live, []*result{&b, &c})
 		}, false},
 		// A batch pop spans both stripes while the other remote pops.
 		{"two stripes: batch across stripes vs pop", func() (*Owner, []func(), func() error) {

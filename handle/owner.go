@@ -160,9 +160,10 @@ func (o *Owner) FreeMany(hs []Handle) error {
 // Flush moves the frees buffered in o to the shared free list, where
 // remote allocators can reuse them, spread evenly over the stripes of the
 // Remotes made so far. It never blocks them: they keep popping while it
-// runs. O(buffered frees + stripes), plus the pops that overlap it; it
-// allocates only a new chunk of a stripe when the stripe outgrows its
-// chunks.
+// runs. O(buffered frees + stripes), plus a retried swap for each pop that
+// overlaps it. It allocates only when a stripe's ring is full: a ring
+// twice as large, into which it copies the ring's Handles, O(1) a Handle
+// amortized (see the package documentation).
 func (o *Owner) Flush() {
 	if o.n == 0 {
 		return

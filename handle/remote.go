@@ -22,9 +22,10 @@ func (r Remote) Alloc() (Handle, error) {
 	// Fast path: one try at the top of the home stripe, as popFrom's
 	// first round for one Handle; anything else goes the slow way.
 	s, st := r.sh, r.st
-	if w := st.word.Load(); uint32(w) != 0 && s.step == nil && !s.closed.Load() {
-		h := st.list.load(uint32(w) - 1)
-		if st.word.CompareAndSwap(w, w-1+versionOne) {
+	if w := st.word.Load(); uint32(w) != uint32(w>>32) && s.step == nil && !s.closed.Load() {
+		head, tail := positions(w)
+		h := st.ring.Load().load(head)
+		if st.word.CompareAndSwap(w, word(head+1, tail)) {
 			return h, nil
 		}
 	}

@@ -10,10 +10,7 @@ import (
 // free list's design, its stripes and its words.
 
 const (
-	lenMask    = 1<<32 - 1 // a stripe word's length
-	versionOne = 1 << 32   // one step of a stripe word's version
-
-	// maxIndex is the last index issued: a stripe's 32-bit length can
+	// maxIndex is the last index issued: a stripe's 32-bit positions can
 	// count every index, and index 0 is never issued.
 	maxIndex = 1<<32 - 1
 
@@ -23,6 +20,9 @@ const (
 
 	// maxStripes bounds the stripes of one owner (see defaultStripes).
 	maxStripes = 32
+
+	// minRing is the slots of a stripe's first ring: 2 KiB.
+	minRing = 256
 )
 
 type shared struct {
@@ -37,25 +37,54 @@ type shared struct {
 	// owner raises it; remote allocators look no further.
 	active  atomic.Uint32
 	stripes []stripe
+	// ringMin is the slots of a stripe's first ring: minRing, but for
+	// tests that need rings to grow and wrap within a few Handles.
+	ringMin uint64
 
 	// step, when set, is called before every access to shared memory of
-	// the pop, fresh and flush paths: the interleaving test parks the
-	// calling goroutine there to run every order of those accesses. Nil
+	// the pop, fresh and flush paths that may race another's: the
+	// interleaving test parks the calling goroutine there to run every
+	// order of those accesses. A run of slot reads or writes takes one
+	// step: a pop's reads and the owner's writes meet in a slot only a
+	// whole ring apart, more Handles than a test scenario holds. Nil
 	// outside that test.
 	step func()
 }
 
-// stripe is one stack of the shared free list: its word (length and
-// version) and its slots. Stripes are padded apart so that allocators
-// popping different stripes never share a cache line.
+// stripe is one queue of the shared free list. Its word holds two 32-bit
+// positions that only ever grow, modulo 2^32: the head (low half), where
+// pops take, and the tail (high half), where the owner adds. The Handles
+// at positions head to tail-1 wait in ring, position p in slot p modulo
+// the ring's size. Stripes are padded apart so that allocators popping
+// different stripes never share a cache line, nor a pair of lines that the
+// processor fetches together.
 type stripe struct {
 	word atomic.Uint64
-	list slotTable
-	_    [256 - 8 - numChunks*8]byte
+	ring atomic.Pointer[ring]
+	_    [128 - 16]byte
 }
 
+// ring is a stripe's storage, a power of two slots. The owner writes
+// slots while remote allocators read others, and a late reader may read a
+// slot the owner is rewriting (its swap then fails), so every slot is read
+// and written atomically. A full ring is replaced by a larger copy, never
+// resized in place: a reader holding the old one reads what it held.
+type ring struct {
+	mask  uint32 // slots - 1
+	slots []atomic.Uint64
+}
+
+func (r *ring) load(p uint32) Handle     { return Handle(r.slots[p&r.mask].Load()) }
+func (r *ring) store(p uint32, h Handle) { r.slots[p&r.mask].Store(uint64(h)) }
+
+// positions splits a stripe word into its head and tail.
+func positions(w uint64) (head, tail uint32) { return uint32(w), uint32(w >> 32) }
+
+// word joins a head and a tail into a stripe word.
+func word(head, tail uint32) uint64 { return uint64(tail)<<32 | uint64(head) }
+
 func newShared(stripes int) *shared {
-	s := &shared{stripes: make([]stripe, stripes)}
+	s := &shared{stripes: make([]stripe, stripes), ringMin: minRing}
 	s.next.Store(1) // index 0 is never issued: the zero Handle is never live
 	s.active.Store(1)
 	return s
@@ -102,17 +131,18 @@ func (s *shared) popFrom(st *stripe, dst []Handle) int {
 	for {
 		s.yield()
 		w := st.word.Load()
-		n := uint32(w & lenMask)
-		if n == 0 || len(dst) == 0 {
+		head, tail := positions(w)
+		if head == tail || len(dst) == 0 {
 			return 0
 		}
-		m := uint32(min(uint64(len(dst)), uint64(n)))
+		m := uint32(min(uint64(len(dst)), uint64(tail-head)))
+		s.yield()
+		r := st.ring.Load() // after the word: it holds the positions read
 		for j := range m {
-			s.yield()
-			dst[j] = st.list.load(n - 1 - j)
+			dst[j] = r.load(head + j)
 		}
 		s.yield()
-		if st.word.CompareAndSwap(w, w-uint64(m)+versionOne) {
+		if st.word.CompareAndSwap(w, word(head+m, tail)) {
 			return int(m)
 		}
 		spins = backoff(spins)
@@ -122,42 +152,55 @@ func (s *shared) popFrom(st *stripe, dst []Handle) int {
 // push publishes hs on stripe st. Owner only: it never blocks pops. See
 // doc.go.
 func (s *shared) push(st *stripe, hs []Handle) {
-	// Write the Handles just past the stripe's top, where no pop reads (a
-	// pop that began before a pop below it may read there, but its swap
-	// fails), then publish them by raising the length with a swap. Only
-	// the owner pushes, so a failed swap means pops lowered the length
-	// meanwhile: the pushed Handles must start lower. Slide the ones that
-	// now lie past the new end down into the gap and swap again. Each
-	// retry costs as many stores as there were pops.
+	// Write the Handles past the tail, in slots no pop reads (a pop that
+	// read its word a whole ring ago may read one, but its swap fails),
+	// then publish them by raising the tail with a swap. Only the owner
+	// moves the tail, so a failed swap means pops moved the head; the
+	// slots are right as they are, and the swap is tried again.
 	k := uint32(len(hs))
 	s.yield()
 	w := st.word.Load()
-	base := uint32(w & lenMask)
-	if s.step == nil {
-		st.list.storeRun(base, hs)
-	} else {
-		for j, h := range hs {
-			s.yield()
-			st.list.store(base+uint32(j), h)
-		}
+	head, tail := positions(w)
+	r := st.ring.Load()
+	if r == nil || uint64(tail-head)+uint64(k) > uint64(r.mask)+1 {
+		r = s.grow(st, r, head, tail, k)
+	}
+	s.yield()
+	for j, h := range hs {
+		r.store(tail+uint32(j), h)
 	}
 	for {
 		s.yield()
-		if st.word.CompareAndSwap(w, w+uint64(k)) {
+		if st.word.CompareAndSwap(w, word(head, tail+k)) {
 			return
 		}
 		s.yield()
 		w = st.word.Load()
-		nb := uint32(w & lenMask) // < base: only pops ran
-		from := max(base, nb+k)   // pushed entries past the new end...
-		for p := from; p < base+k; p++ {
-			s.yield()
-			v := st.list.load(p)
-			s.yield()
-			st.list.store(nb+(p-from), v) // ...move into [nb, min(base, nb+k))
-		}
-		base = nb
+		head = uint32(w) // the tail is still ours
 	}
+}
+
+// grow replaces stripe st's ring r (nil for none yet) with one of at
+// least twice the slots that also has room for k more Handles than the
+// positions head to tail-1 that it copies. Owner only. Pops that go on
+// meanwhile find the Handles they read in either ring: each position is in
+// both, at its own slot, until the owner writes past the tail.
+func (s *shared) grow(st *stripe, r *ring, head, tail, k uint32) *ring {
+	n := uint64(tail - head)
+	size := s.ringMin
+	if r != nil {
+		size = 2 * (uint64(r.mask) + 1)
+	}
+	for size < n+uint64(k) {
+		size *= 2
+	}
+	nr := &ring{mask: uint32(size - 1), slots: make([]atomic.Uint64, size)}
+	for p := head; p != tail; p++ {
+		nr.store(p, r.load(p))
+	}
+	s.yield()
+	st.ring.Store(nr)
+	return nr
 }
 
 // length returns how many Handles the shared free list holds: a moment's
@@ -165,7 +208,8 @@ func (s *shared) push(st *stripe, hs []Handle) {
 func (s *shared) length() uint64 {
 	var n uint64
 	for i := range s.stripes {
-		n += s.stripes[i].word.Load() & lenMask
+		head, tail := positions(s.stripes[i].word.Load())
+		n += uint64(tail - head)
 	}
 	return n
 }
