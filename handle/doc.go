@@ -66,11 +66,13 @@
 // A ring starts with 256 slots. A flush that would overfill it first
 // copies the waiting Handles into a ring twice as large (or more) and
 // publishes that one, then writes its own: a pop that read the word before
-// finds the Handles it reads at the same positions in either ring, and
-// the old ring stays valid for as long as any pop holds it (the garbage
-// collector keeps it). No memory a reader can reach is ever freed or
-// reused for anything else. A pop reads the ring only after the word, so
-// a word that counts Handles only the new ring holds comes with that ring.
+// finds the Handles it reads at the same positions in either ring. The old
+// ring is never written again and stays valid for as long as any pop holds
+// it (the garbage collector keeps it): no memory a reader can reach is ever
+// freed, moved or reused for anything else, the guarantee the reference
+// design gets from chunks that never move. A pop reads the ring only after
+// the word, so a word that counts Handles only the new ring holds comes
+// with that ring.
 //
 // # Invariants
 //

@@ -4,10 +4,10 @@ import "fmt"
 
 // Remote allocates Handles from its Owner's indices, from any goroutine,
 // without locks: every method is safe for concurrent use with every other
-// method of any Remote and of the Owner. It reuses an index from the shared
-// free list when one swap takes it, and issues a fresh index when the list
-// is empty. It never frees: hand the Handles to
-// the owner for that. The zero Remote is not usable: call Owner.Remote.
+// method of any Remote and of the Owner. It reuses the oldest index on the
+// shared free list, taken with one swap, and issues a fresh index when the
+// list is empty. It never frees: hand the Handles to the owner for that.
+// The zero Remote is not usable: call Owner.Remote.
 type Remote struct {
 	sh   *shared
 	st   *stripe // the stripe it pops first: &sh.stripes[home]
@@ -19,7 +19,7 @@ type Remote struct {
 // swap only when another allocation or a flush changed the list, after a
 // short backoff that grows with each failure; no allocation.
 func (r Remote) Alloc() (Handle, error) {
-	// Fast path: one try at the top of the home stripe, as popFrom's
+	// Fast path: one try at the head of the home stripe, as popFrom's
 	// first round for one Handle; anything else goes the slow way.
 	s, st := r.sh, r.st
 	if w := st.word.Load(); uint32(w) != uint32(w>>32) && s.step == nil && !s.closed.Load() {
