@@ -35,8 +35,8 @@
 // Remote, pop different stripes and do not contend. A Remote whose stripe
 // is empty takes from the others, in turn, before it takes a fresh index.
 // With one Remote, or none, there is one stripe in use and the list is a
-// single queue. Remote allocators thus reuse flushed indices oldest first;
-// the owner's own Alloc reuses its buffered frees newest first.
+// single queue. Each stripe hands out its indices oldest first; the owner's
+// own Alloc reuses its buffered frees newest first.
 //
 // A stripe is a queue of Handles in a ring of slots. One 64-bit word
 // describes it: two 32-bit positions that only ever grow (modulo 2^32), the
@@ -65,8 +65,9 @@
 //
 // A ring starts with 256 slots. A flush that would overfill it first
 // copies the waiting Handles into a ring twice as large (or more) and
-// publishes that one, then writes its own: a pop that read the word before
-// finds the Handles it reads at the same positions in either ring. The old
+// publishes that one, then writes its own: a pop that read the word before,
+// its head still current, finds the Handles it reads at the same positions
+// in either ring (one whose head moved on fails its swap anyway). The old
 // ring is never written again and stays valid for as long as any pop holds
 // it (the garbage collector keeps it): no memory a reader can reach is ever
 // freed, moved or reused for anything else, the guarantee the reference

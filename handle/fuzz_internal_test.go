@@ -63,6 +63,12 @@ func FuzzOwner(f *testing.F) {
 		if len(ops) > 0 { // rings of 1 to 256 slots, to wrap and grow often
 			o.sh.ringMin = 1 << (ops[0] % 9)
 		}
+		if len(ops) > 1 { // positions start up to 255 short of 2^32, to wrap
+			for i := range o.sh.stripes {
+				p := -uint32(ops[1])
+				o.sh.stripes[i].word.Store(word(p, p))
+			}
+		}
 		r := o.Remote()
 		m := &model{gen: map[uint32]uint32{}}
 		var stale []Handle

@@ -13,7 +13,8 @@ import (
 // actor. The explorer runs the scenario once per order of those accesses,
 // depth first, replaying a prefix of choices and trying the next
 // alternative at the deepest point that has one, so every interleaving at
-// the granularity of shared accesses is checked.
+// the granularity of shared accesses is checked (a run of slot reads or
+// writes counts as one access: see shared.step).
 
 // scenario builds a fresh owner with no step set, the actors to run and a
 // check of the outcome.
@@ -223,9 +224,10 @@ func TestInterleavings(t *testing.T) {
 		sc    scenario
 		large bool // skipped with -short and -race: 35,000 to 117,000 interleavings
 	}{
-		// The owner pops index 2, frees 3 and flushes it into the slot 2
-		// came from: the list's length is back where the remote read it.
-		// Only the version tells the remote its swap is late (ABA).
+		// The owner pops index 1, frees 3 and flushes it while a remote
+		// pops: the remote's swap fails whenever the head or the tail
+		// moved since it read the word. (Positions only grow, so no word
+		// value comes back: the ABA case of a stack cannot arise.)
 		{"owner pop, free, flush vs remote pop", func() (*Owner, []func(), func() error) {
 			o, live := setup(1, 0, 3, []int{1, 2}, nil)
 			var a, b result
@@ -240,8 +242,8 @@ func TestInterleavings(t *testing.T) {
 			return o, []func(){owner, alloc(o.Remote(), &b)},
 				finish(o, live, []*result{&a, &b}, live[0])
 		}, false},
-		// A flush races two pops: its swap fails and it slides its index
-		// down.
+		// A flush races two pops: its swap fails, and it tries again with
+		// its slots as they are.
 		{"flush vs two remote pops", func() (*Owner, []func(), func() error) {
 			o, live := setup(1, 0, 4, []int{1, 2}, []int{3})
 			var b, c result
@@ -292,6 +294,26 @@ func TestInterleavings(t *testing.T) {
 			o, live := setupRing(2, 1, 0, 4, []int{1, 2}, []int{3})
 			var b, c result
 			return o, []func(){o.Flush, allocMany(2, o.Remote().AllocMany, &b), alloc(o.Remote(), &c)},
+				finish(o, live, []*result{&b, &c})
+		}, true},
+		// As above, but the full ring has wrapped: it holds 2 and 3 at
+		// positions 1 and 2, slots 1 and 0, which the larger ring holds
+		// in slots 1 and 2. A remote that popped 1 before holds it.
+		{"flush grows a wrapped ring vs two remote pops", func() (*Owner, []func(), func() error) {
+			o := newOwner(1)
+			o.sh.ringMin = 2
+			hs := make([]Handle, 5)
+			o.AllocMany(hs)
+			o.FreeMany(hs[:2])
+			o.Flush() // 1, 2 at positions 0, 1
+			r := o.Remote()
+			h1, _ := r.Alloc() // 1: the head is 1
+			o.Free(hs[2])
+			o.Flush()     // 3 at position 2, slot 0: the ring is full
+			o.Free(hs[3]) // buffered: the next flush grows the ring
+			live := []Handle{h1, hs[4]}
+			var b, c result
+			return o, []func(){o.Flush, allocMany(2, r.AllocMany, &b), alloc(o.Remote(), &c)},
 				finish(o, live, []*result{&b, &c})
 		}, true},
 		// A 2-slot ring holds 1 and 2 at positions 0 and 1. A remote

@@ -55,8 +55,7 @@ func (o *Owner) Remote() Remote {
 // Alloc returns a live Handle: the most recently freed index still buffered
 // in o, else one from the shared free list, else a fresh index. It fails
 // with ErrClosed after Close and ErrExhausted when no index is left. O(1);
-// it does not allocate, except a new chunk of the generation table when the
-// index space grows.
+// no allocation but on error.
 func (o *Owner) Alloc() (Handle, error) {
 	if o.n > 0 && !o.closed { // fast path
 		o.n--
@@ -79,7 +78,7 @@ func (o *Owner) allocShared() (Handle, error) {
 // and returns how many it wrote: len(dst), or fewer with ErrExhausted (the
 // ones written are live) or none with ErrClosed. It takes what it needs
 // from the shared free list with one swap and the rest of the fresh indices
-// with one atomic add. O(len(dst)); no allocation.
+// with one atomic add. O(len(dst)); no allocation but on error.
 func (o *Owner) AllocMany(dst []Handle) (int, error) {
 	if o.closed {
 		return 0, fmt.Errorf("alloc: %w", ErrClosed)
@@ -99,8 +98,10 @@ func (o *Owner) AllocMany(dst []Handle) (int, error) {
 // buffered for reuse with the next generation. An index whose generations
 // are spent is retired instead. Free fails with ErrStale when h is not
 // live (freed already, never issued, the zero Handle) and ErrClosed after
-// Close. O(1) but for the flush of a full buffer, O(256); no allocation but
-// on error.
+// Close. O(1) but when its buffer is full, and it flushes (see Flush). It
+// allocates only on error, for the first free of an index in a chunk of
+// the generation table not yet made (chunks double: 23 in all), and when
+// its flush grows a ring.
 func (o *Owner) Free(h Handle) error {
 	// Fast path: an index freed before (so its chunk exists, and its
 	// generation is not 0, which proves it issued), live, not at its last

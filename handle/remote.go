@@ -4,9 +4,9 @@ import "fmt"
 
 // Remote allocates Handles from its Owner's indices, from any goroutine,
 // without locks: every method is safe for concurrent use with every other
-// method of any Remote and of the Owner. It reuses the oldest index on the
-// shared free list, taken with one swap, and issues a fresh index when the
-// list is empty. It never frees: hand the Handles to the owner for that.
+// method of any Remote and of the Owner. It reuses an index from the
+// shared free list, the oldest on its stripe, taken with one swap, and
+// issues a fresh index when the list is empty. It never frees: hand the Handles to the owner for that.
 // The zero Remote is not usable: call Owner.Remote.
 type Remote struct {
 	sh   *shared
@@ -17,14 +17,18 @@ type Remote struct {
 // Alloc returns a live Handle. It fails with ErrClosed once the owner is
 // closed and ErrExhausted when no index is left. Lock-free: it retries its
 // swap only when another allocation or a flush changed the list, after a
-// short backoff that grows with each failure; no allocation.
+// short backoff that grows with each failure; no allocation but on error.
 func (r Remote) Alloc() (Handle, error) {
 	// Fast path: one try at the head of the home stripe, as popFrom's
-	// first round for one Handle; anything else goes the slow way.
+	// first round for one Handle; anything else goes the slow way. Its
+	// steps are the interleaving test's too.
 	s, st := r.sh, r.st
-	if w := st.word.Load(); uint32(w) != uint32(w>>32) && s.step == nil && !s.closed.Load() {
+	s.yield()
+	if w := st.word.Load(); uint32(w) != uint32(w>>32) && !s.closed.Load() {
 		head, tail := positions(w)
-		h := st.ring.Load().load(head)
+		s.yield()
+		h := st.ring.Load().load(head) // after the word, as in popFrom
+		s.yield()
 		if st.word.CompareAndSwap(w, word(head+1, tail)) {
 			return h, nil
 		}

@@ -2,6 +2,7 @@ package handle
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 )
@@ -37,17 +38,18 @@ type shared struct {
 	// owner raises it; remote allocators look no further.
 	active  atomic.Uint32
 	stripes []stripe
-	// ringMin is the slots of a stripe's first ring: minRing, but for
-	// tests that need rings to grow and wrap within a few Handles.
+	// ringMin is the slots of a stripe's first ring (rounded up to a power
+	// of two): minRing, but for tests that need rings to grow and wrap
+	// within a few Handles.
 	ringMin uint64
 
 	// step, when set, is called before every access to shared memory of
 	// the pop, fresh and flush paths that may race another's: the
 	// interleaving test parks the calling goroutine there to run every
 	// order of those accesses. A run of slot reads or writes takes one
-	// step: a pop's reads and the owner's writes meet in a slot only a
-	// whole ring apart, more Handles than a test scenario holds. Nil
-	// outside that test.
+	// step: a pop never acts on what it reads before its swap succeeds, and
+	// a pop whose reads overlap the owner's writes has a head that moved on,
+	// so its swap fails whatever it read. Nil outside that test.
 	step func()
 }
 
@@ -182,12 +184,13 @@ func (s *shared) push(st *stripe, hs []Handle) {
 
 // grow replaces stripe st's ring r (nil for none yet) with one of at
 // least twice the slots that also has room for k more Handles than the
-// positions head to tail-1 that it copies. Owner only. Pops that go on
-// meanwhile find the Handles they read in either ring: each position is in
-// both, at its own slot, until the owner writes past the tail.
+// positions head to tail-1 that it copies. Owner only. A pop that goes on
+// meanwhile, its head still the stripe's, finds the Handles it reads in
+// either ring, each position in both at its own slot; one whose head has
+// moved on may read anything from the new ring, and its swap fails.
 func (s *shared) grow(st *stripe, r *ring, head, tail, k uint32) *ring {
 	n := uint64(tail - head)
-	size := s.ringMin
+	size := uint64(1) << bits.Len64(max(s.ringMin, 1)-1) // a power of two
 	if r != nil {
 		size = 2 * (uint64(r.mask) + 1)
 	}
