@@ -36,7 +36,10 @@
 // is empty takes from the others, in turn, before it takes a fresh index.
 // With one Remote, or none, there is one stripe in use and the list is a
 // single queue. Each stripe hands out its indices oldest first; the owner's
-// own Alloc reuses its buffered frees newest first.
+// own Alloc reuses its buffered frees newest first. Oldest first spreads
+// reuse over every index waiting, so each index's generations run out
+// later, at a price: a remote reuses the index freed longest ago, whose
+// entries in a program's side tables are likely cold.
 //
 // A stripe is a queue of Handles in a ring of slots. One 64-bit word
 // describes it: two 32-bit positions that only ever grow (modulo 2^32), the
