@@ -97,16 +97,46 @@ type constFrame struct {
 	blocks []constBlock
 }
 
+// frameLog is what the constants and scratch workloads keep of their
+// frames: the open frame's blocks, the frames ended whose fence the device
+// still reports pending, and the bytes written.
+type frameLog struct {
+	open    constFrame
+	held    []constFrame // frames ended whose fence is pending, oldest first
+	nextTag uint32
+	scratch []byte
+	written uint64
+}
+
+// next returns the next block's tag and n bytes of data carrying it.
+func (l *frameLog) next(n int) (uint32, []byte) {
+	l.nextTag++
+	return l.nextTag, fill(&l.scratch, l.nextTag, n)
+}
+
+// add records a block of the open frame, n bytes written at s.
+func (l *frameLog) add(name string, tag uint32, s ring.Slice, n int) {
+	l.written += uint64(n)
+	l.open.blocks = append(l.open.blocks, constBlock{name: name, s: s, tag: tag})
+}
+
+// end closes the open frame with fence and drops the frames held that dev
+// reports completed.
+func (l *frameLog) end(dev *lagged, fence uint64) error {
+	l.open.fence = fence
+	l.held = append(l.held, l.open)
+	l.open = constFrame{}
+	var err error
+	l.held, err = dev.pending(l.held)
+	return err
+}
+
 type constantsWorkload struct {
+	frameLog
 	dev     *lagged
 	rb      *readbackWorkload
 	r       *ring.Buffer
-	open    constFrame
-	held    []constFrame // frames ended whose fence the ring sees pending, oldest first
-	nextTag uint32
-	scratch []byte
 	zoneObj [demoZones]int // objects per zone: per-draw data
-	written uint64
 }
 
 func newConstantsWorkload(dev *lagged, rb *readbackWorkload) (*constantsWorkload, error) {
@@ -147,29 +177,22 @@ func (w *constantsWorkload) frame(f *frameState) error {
 }
 
 func (w *constantsWorkload) write(frame int, what string, n int) error {
-	w.nextTag++
-	b := constBlock{name: fmt.Sprintf("frame %d: %s", frame, what), tag: w.nextTag}
-	s, err := w.r.Write(fill(&w.scratch, b.tag, n))
+	name := fmt.Sprintf("frame %d: %s", frame, what)
+	tag, data := w.next(n)
+	s, err := w.r.Write(data)
 	if err != nil {
-		return fmt.Errorf("ring write %s: %w", b.name, err)
+		return fmt.Errorf("ring write %s: %w", name, err)
 	}
-	b.s = s
-	w.written += uint64(n)
-	w.open.blocks = append(w.open.blocks, b)
+	w.add(name, tag, s, n)
 	return nil
 }
 
 func (w *constantsWorkload) endFrame(fence uint64) error {
 	w.dev.last = fence
-	w.open.fence = fence
 	if err := w.r.EndFrame(fence); err != nil {
 		return fmt.Errorf("ring end frame: %w", err)
 	}
-	w.held = append(w.held, w.open)
-	w.open = constFrame{}
-	var err error
-	w.held, err = w.dev.pending(w.held)
-	return err
+	return w.end(w.dev, fence)
 }
 
 // check reads back blocks of the frames in flight: the ring must not

@@ -28,14 +28,10 @@ const (
 // scratchWorkload keeps the blocks of the frames in flight for the maps
 // and read-back checks.
 type scratchWorkload struct {
-	dev     *lagged
-	rb      *readbackWorkload
-	a       *ring.Arena
-	open    constFrame
-	held    []constFrame
-	nextTag uint32
-	scratch []byte
-	written uint64
+	frameLog
+	dev *lagged
+	rb  *readbackWorkload
+	a   *ring.Arena
 }
 
 func newScratchWorkload(dev *lagged, rb *readbackWorkload) (*scratchWorkload, error) {
@@ -73,18 +69,15 @@ func (w *scratchWorkload) frame(f *frameState) error {
 }
 
 func (w *scratchWorkload) write(name string, n int) error {
-	w.nextTag++
-	b := constBlock{name: name, tag: w.nextTag}
+	tag, data := w.next(n)
 	s, err := w.a.Alloc(uint64(n))
 	if err != nil {
 		return fmt.Errorf("scratch %s: %w", name, err)
 	}
-	if err := w.dev.WriteBuffer(s.Buffer, s.Offset, fill(&w.scratch, b.tag, n)); err != nil {
+	if err := w.dev.WriteBuffer(s.Buffer, s.Offset, data); err != nil {
 		return fmt.Errorf("scratch %s: %w", name, err)
 	}
-	b.s = s
-	w.written += uint64(n)
-	w.open.blocks = append(w.open.blocks, b)
+	w.add(name, tag, s, n)
 	return nil
 }
 
@@ -93,12 +86,7 @@ func (w *scratchWorkload) endFrame(fence uint64) error {
 	if err := w.a.EndFrame(fence); err != nil {
 		return fmt.Errorf("scratch end frame: %w", err)
 	}
-	w.open.fence = fence
-	w.held = append(w.held, w.open)
-	w.open = constFrame{}
-	var err error
-	w.held, err = w.dev.pending(w.held)
-	return err
+	return w.end(w.dev, fence)
 }
 
 func (w *scratchWorkload) check(rng *rand.Rand, n int) (int, error) {
