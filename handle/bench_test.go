@@ -264,6 +264,17 @@ func remoteAlloc(o *handle.Owner) func() func() handle.Handle {
 	}
 }
 
+// ownerFree returns the freeing side of the remote benchmarks: o frees a
+// batch and flushes it at once, publishing it as the mutex list does; it
+// reports whether every Handle was live.
+func ownerFree(o *handle.Owner) func([]handle.Handle) bool {
+	return func(hs []handle.Handle) bool {
+		err := o.FreeMany(hs)
+		o.Flush()
+		return err == nil
+	}
+}
+
 // BenchmarkRemote measures remote allocation on g goroutines, each with a
 // Remote of its own.
 //
@@ -279,32 +290,20 @@ func BenchmarkRemote(b *testing.B) {
 	for _, g := range goroutineCounts() {
 		b.Run(fmt.Sprintf("pipeline/g=%d", g), func(b *testing.B) {
 			o := handle.New()
-			runRemote(b, g, remoteAlloc(o), func(hs []handle.Handle) bool {
-				err := o.FreeMany(hs)
-				o.Flush() // publish the batch now, as the mutex list does
-				return err == nil
-			})
+			runRemote(b, g, remoteAlloc(o), ownerFree(o))
 		})
 	}
 	for _, g := range goroutineCounts() {
 		b.Run(fmt.Sprintf("concurrent/g=%d", g), func(b *testing.B) {
 			o := handle.New()
-			runConcurrent(b, g, remoteAlloc(o), func(hs []handle.Handle) bool {
-				err := o.FreeMany(hs)
-				o.Flush()
-				return err == nil
-			})
+			runConcurrent(b, g, remoteAlloc(o), ownerFree(o))
 		})
 	}
 	for _, g := range goroutineCounts() {
 		b.Run(fmt.Sprintf("shared-pipeline/g=%d", g), func(b *testing.B) {
 			o := handle.New()
 			one := remoteAlloc(o)()
-			runRemote(b, g, func() func() handle.Handle { return one }, func(hs []handle.Handle) bool {
-				err := o.FreeMany(hs)
-				o.Flush()
-				return err == nil
-			})
+			runRemote(b, g, func() func() handle.Handle { return one }, ownerFree(o))
 		})
 	}
 	for _, g := range goroutineCounts() {
