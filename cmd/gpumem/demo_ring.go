@@ -67,22 +67,6 @@ func (d *lagged) pending(held []constFrame) ([]constFrame, error) {
 	return held[k:], nil
 }
 
-// checkHeld reads back n blocks of the frames held (every one when n < 0)
-// through rb.
-func checkHeld(rb *readbackWorkload, held []constFrame, rng *rand.Rand, n int) (int, error) {
-	var blocks []constBlock
-	for _, f := range held {
-		blocks = append(blocks, f.blocks...)
-	}
-	return checkSome(blocks, rng, n, func(b constBlock) error {
-		got := make([]byte, b.s.Size)
-		if err := rb.read(b.s.Buffer, b.s.Offset, got); err != nil {
-			return fmt.Errorf("%s: read back: %w", b.name, err)
-		}
-		return verify(got, b.tag, b.name)
-	})
-}
-
 // constBlock is one block of constants written in a frame.
 type constBlock struct {
 	name string
@@ -101,6 +85,8 @@ type constFrame struct {
 // frames: the open frame's blocks, the frames ended whose fence the device
 // still reports pending, and the bytes written.
 type frameLog struct {
+	dev     *lagged
+	rb      *readbackWorkload
 	open    constFrame
 	held    []constFrame // frames ended whose fence is pending, oldest first
 	nextTag uint32
@@ -120,27 +106,41 @@ func (l *frameLog) add(name string, tag uint32, s ring.Slice, n int) {
 	l.open.blocks = append(l.open.blocks, constBlock{name: name, s: s, tag: tag})
 }
 
-// end closes the open frame with fence and drops the frames held that dev
-// reports completed.
-func (l *frameLog) end(dev *lagged, fence uint64) error {
+// end closes the open frame with fence and drops the frames held that the
+// device reports completed.
+func (l *frameLog) end(fence uint64) error {
 	l.open.fence = fence
 	l.held = append(l.held, l.open)
 	l.open = constFrame{}
 	var err error
-	l.held, err = dev.pending(l.held)
+	l.held, err = l.dev.pending(l.held)
 	return err
+}
+
+// check reads back n blocks of the frames in flight (every one when n <
+// 0): their bytes must not have been handed out again.
+func (l *frameLog) check(rng *rand.Rand, n int) (int, error) {
+	var blocks []constBlock
+	for _, f := range l.held {
+		blocks = append(blocks, f.blocks...)
+	}
+	return checkSome(blocks, rng, n, func(b constBlock) error {
+		got := make([]byte, b.s.Size)
+		if err := l.rb.read(b.s.Buffer, b.s.Offset, got); err != nil {
+			return fmt.Errorf("%s: read back: %w", b.name, err)
+		}
+		return verify(got, b.tag, b.name)
+	})
 }
 
 type constantsWorkload struct {
 	frameLog
-	dev     *lagged
-	rb      *readbackWorkload
 	r       *ring.Buffer
 	zoneObj [demoZones]int // objects per zone: per-draw data
 }
 
 func newConstantsWorkload(dev *lagged, rb *readbackWorkload) (*constantsWorkload, error) {
-	w := &constantsWorkload{dev: dev, rb: rb}
+	w := &constantsWorkload{frameLog: frameLog{dev: dev, rb: rb}}
 	r, err := ring.NewBuffer(w.dev, ring.BufferOptions{Label: "constants", SizeBytes: ringStartSize, Grow: true,
 		Usage: device.Uniform | device.CopyDst | device.CopySrc})
 	if err != nil {
@@ -192,13 +192,7 @@ func (w *constantsWorkload) endFrame(fence uint64) error {
 	if err := w.r.EndFrame(fence); err != nil {
 		return fmt.Errorf("ring end frame: %w", err)
 	}
-	return w.end(w.dev, fence)
-}
-
-// check reads back blocks of the frames in flight: the ring must not
-// have handed their bytes out again.
-func (w *constantsWorkload) check(rng *rand.Rand, n int) (int, error) {
-	return checkHeld(w.rb, w.held, rng, n)
+	return w.end(fence)
 }
 
 // buffers returns the ring's buffer with the blocks of the frames in

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
@@ -29,9 +28,7 @@ const (
 // and read-back checks.
 type scratchWorkload struct {
 	frameLog
-	dev *lagged
-	rb  *readbackWorkload
-	a   *ring.Arena
+	a *ring.Arena
 }
 
 func newScratchWorkload(dev *lagged, rb *readbackWorkload) (*scratchWorkload, error) {
@@ -40,7 +37,7 @@ func newScratchWorkload(dev *lagged, rb *readbackWorkload) (*scratchWorkload, er
 	if err != nil {
 		return nil, err
 	}
-	return &scratchWorkload{dev: dev, rb: rb, a: a}, nil
+	return &scratchWorkload{frameLog: frameLog{dev: dev, rb: rb}, a: a}, nil
 }
 
 func (w *scratchWorkload) release() { w.a.Release() }
@@ -86,11 +83,7 @@ func (w *scratchWorkload) endFrame(fence uint64) error {
 	if err := w.a.EndFrame(fence); err != nil {
 		return fmt.Errorf("scratch end frame: %w", err)
 	}
-	return w.end(w.dev, fence)
-}
-
-func (w *scratchWorkload) check(rng *rand.Rand, n int) (int, error) {
-	return checkHeld(w.rb, w.held, rng, n)
+	return w.end(fence)
 }
 
 // buffers returns the blocks of the frames in flight, oldest first.
