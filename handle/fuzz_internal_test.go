@@ -94,20 +94,36 @@ func FuzzOwner(f *testing.F) {
 				if err != nil || got != want {
 					t.Fatalf("op %d: alloc (owner %v) = %v, %v, want %v", k, owner, got, err, want)
 				}
-			case 2: // free a live handle, many times in a row at 255
+			case 2: // free live handles, up to 256 in a row, one by one or with FreeMany
+				many := ops[k]/8%2 == 1
+				var batch []Handle
 				for n := 1 + arg(&k); n > 0 && len(m.live) > 0; n-- {
 					h := m.free(n % len(m.live))
-					if err := o.Free(h); err != nil {
-						t.Fatalf("op %d: free %v: %v", k, h, err)
+					if !many {
+						if err := o.Free(h); err != nil {
+							t.Fatalf("op %d: free %v: %v", k, h, err)
+						}
 					}
-					stale = append(stale, h)
+					batch = append(batch, h)
 				}
+				if many {
+					if err := o.FreeMany(batch); err != nil {
+						t.Fatalf("op %d: FreeMany %v: %v", k, batch, err)
+					}
+				}
+				stale = append(stale, batch...)
 			case 3: // free a stale or never issued handle
 				h := Pack(m.next+1, 0)
 				if len(stale) > 0 {
 					h = stale[arg(&k)%len(stale)]
 				}
-				if err := o.Free(h); !errors.Is(err, ErrStale) {
+				var err error
+				if ops[k]/8%2 == 1 {
+					err = o.FreeMany([]Handle{h})
+				} else {
+					err = o.Free(h)
+				}
+				if !errors.Is(err, ErrStale) {
 					t.Fatalf("op %d: free stale %v = %v", k, h, err)
 				}
 			case 4:

@@ -69,15 +69,24 @@ type stripe struct {
 // ring is a stripe's storage, a power of two slots. The owner writes
 // slots while remote allocators read others, and a late reader may read a
 // slot the owner is rewriting (its swap then fails), so every slot is read
-// and written atomically. A full ring is replaced by a larger copy, never
-// resized in place: a reader holding the old one reads what it held.
+// and written atomically; a flush writes with release ordering where that
+// store is cheaper (see storeSlots). A full ring is replaced by a larger
+// copy, never resized in place: a reader holding the old one reads what it
+// held.
 type ring struct {
 	mask  uint32 // slots - 1
 	slots []atomic.Uint64
 }
 
-func (r *ring) load(p uint32) Handle     { return Handle(r.slots[p&r.mask].Load()) }
-func (r *ring) store(p uint32, h Handle) { r.slots[p&r.mask].Store(uint64(h)) }
+func (r *ring) load(p uint32) Handle { return Handle(r.slots[p&r.mask].Load()) }
+
+// storeMany stores hs at positions p, p+1, ...; len(hs) <= the slots.
+func (r *ring) storeMany(p uint32, hs []Handle) {
+	i := p & r.mask
+	n := min(len(hs), len(r.slots)-int(i)) // up to the ring's end
+	storeSlots(r.slots[i:], hs[:n])
+	storeSlots(r.slots, hs[n:]) // the rest wraps round
+}
 
 // positions splits a stripe word into its head and tail.
 func positions(w uint64) (head, tail uint32) { return uint32(w), uint32(w >> 32) }
@@ -168,9 +177,7 @@ func (s *shared) push(st *stripe, hs []Handle) {
 		r = s.grow(st, r, head, tail, k)
 	}
 	s.yield()
-	for j, h := range hs {
-		r.store(tail+uint32(j), h)
-	}
+	r.storeMany(tail, hs)
 	for {
 		s.yield()
 		if st.word.CompareAndSwap(w, word(head, tail+k)) {
@@ -199,7 +206,7 @@ func (s *shared) grow(st *stripe, r *ring, head, tail, k uint32) *ring {
 	}
 	nr := &ring{mask: uint32(size - 1), slots: make([]atomic.Uint64, size)}
 	for p := head; p != tail; p++ {
-		nr.store(p, r.load(p))
+		nr.slots[p&nr.mask].Store(uint64(r.load(p)))
 	}
 	s.yield()
 	st.ring.Store(nr)
