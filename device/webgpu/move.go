@@ -173,10 +173,86 @@ type group struct {
 	entries  []uint32 // 4 words an entry: src, dst, count, 0
 }
 
-// tableBuilder collects the chunks of one phase into groups.
+// tableBuilder collects the chunks of one phase into groups. Its first n
+// groups are in use; those past them keep their entries' memory for the
+// next batch.
 type tableBuilder struct {
 	half   uint64 // H, the window step in bytes; 0: one window, the whole buffer
 	groups []group
+	n      int
+}
+
+// used returns the groups in use.
+func (t *tableBuilder) used() []group { return t.groups[:t.n] }
+
+// moveTables is moveCompute's working memory, kept by the device between
+// batches, so that recording one allocates nothing once a batch as large
+// has been recorded.
+type moveTables struct {
+	phases []tableBuilder
+	table  []byte
+}
+
+// build turns the plan into the compute path's table: one table buffer for
+// the batch, a segment a group, each starting at a multiple of segAlign
+// bytes, in the order the groups dispatch: each pass's gather phase, then
+// its scatter phase. It returns the phases, their groups in that order,
+// and the table.
+func (mt *moveTables) build(p *planner, half, segAlign uint64) ([]tableBuilder, []byte) {
+	phases := mt.reset(2*p.numPasses(), half)
+	for i := range p.numPasses() {
+		moves, direct := p.pass(i)
+		gather, scatter := &phases[2*i], &phases[2*i+1]
+		off := uint64(0)
+		for j, m := range moves {
+			if direct[j] {
+				scatter.add(false, m.Src, false, m.Dst, m.Size)
+				continue
+			}
+			so := scratchOffset(off, m)
+			gather.add(false, m.Src, true, so, m.Size)
+			scatter.add(true, so, false, m.Dst, m.Size)
+			off = so + m.Size
+		}
+	}
+	return phases, mt.encode(phases, segAlign)
+}
+
+// reset returns n empty builders with window step half.
+func (mt *moveTables) reset(n int, half uint64) []tableBuilder {
+	for len(mt.phases) < n {
+		mt.phases = append(mt.phases, tableBuilder{})
+	}
+	ts := mt.phases[:n]
+	for i := range ts {
+		ts[i].half, ts[i].n = half, 0
+	}
+	return ts
+}
+
+// encode lays the groups of phases out as one table, in order, each
+// group's entries starting at a multiple of segAlign bytes.
+func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64) []byte {
+	total := uint64(0)
+	for _, t := range phases {
+		for _, g := range t.used() {
+			total = alignUp(total+uint64(len(g.entries))*4, segAlign)
+		}
+	}
+	if uint64(cap(mt.table)) < total {
+		mt.table = make([]byte, total)
+	}
+	table := mt.table[:total]
+	off := uint64(0)
+	for _, t := range phases {
+		for _, g := range t.used() {
+			for i, w := range g.entries {
+				binary.LittleEndian.PutUint32(table[off+uint64(i)*4:], w)
+			}
+			off = alignUp(off+uint64(len(g.entries))*4, segAlign)
+		}
+	}
+	return table
 }
 
 func (t *tableBuilder) window(off uint64) (uint64, uint64) {
@@ -188,14 +264,19 @@ func (t *tableBuilder) window(off uint64) (uint64, uint64) {
 }
 
 func (t *tableBuilder) group(kernel int, src, dst binding) *group {
-	for i := range t.groups {
+	for i := t.n - 1; i >= 0; i-- { // the newest first: chunks come in runs
 		g := &t.groups[i]
 		if g.kernel == kernel && g.src == src && g.dst == dst {
 			return g
 		}
 	}
-	t.groups = append(t.groups, group{kernel: kernel, src: src, dst: dst})
-	return &t.groups[len(t.groups)-1]
+	if t.n == len(t.groups) {
+		t.groups = append(t.groups, group{})
+	}
+	g := &t.groups[t.n]
+	t.n++
+	g.kernel, g.src, g.dst, g.entries = kernel, src, dst, g.entries[:0]
+	return g
 }
 
 // add adds a copy of n bytes from src (in scratch if srcScratch) to dst (in
@@ -215,12 +296,12 @@ func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uin
 }
 
 func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
-	srcUnit, dstUnit := uint64(4), uint64(4)
+	srcShift, dstShift := 2, 2 // log2 of the kernel's units: words, vec4s
 	switch kernel {
 	case kernelVec4:
-		srcUnit, dstUnit = 16, 16
+		srcShift, dstShift = 4, 4
 	case kernelShift:
-		dstUnit = 16
+		dstShift = 4
 	}
 	limit := uint64(chunkBytes)
 	if t.half > 0 {
@@ -241,7 +322,7 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 			db.window, dBase = t.window(dst)
 		}
 		g := t.group(kernel, sb, db)
-		g.entries = append(g.entries, uint32((src-sBase)/srcUnit), uint32((dst-dBase)/dstUnit), uint32(c/dstUnit), 0)
+		g.entries = append(g.entries, uint32((src-sBase)>>srcShift), uint32((dst-dBase)>>dstShift), uint32(c>>dstShift), 0)
 		src, dst, n = src+c, dst+c, n-c
 	}
 }
@@ -253,78 +334,41 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 		align := uint64(max(d.limits.StorageOffsetAlignment, 256))
 		half = (d.limits.MaxStorageBufferBindingSize / 2) / align * align
 	}
-	// Build every dispatch's table first: one table buffer for the batch.
-	type dispatch struct {
-		g      group
-		offset uint64 // of the table segment, bytes
-	}
-	var phases [][]group // per pass: gather groups, then scatter groups
-	for i := range p.numPasses() {
-		moves, direct := p.pass(i)
-		gather := tableBuilder{half: half}
-		scatter := tableBuilder{half: half}
-		off := uint64(0)
-		for j, m := range moves {
-			if direct[j] {
-				scatter.add(false, m.Src, false, m.Dst, m.Size)
-				continue
-			}
-			so := scratchOffset(off, m)
-			gather.add(false, m.Src, true, so, m.Size)
-			scatter.add(true, so, false, m.Dst, m.Size)
-			off = so + m.Size
-		}
-		phases = append(phases, gather.groups, scatter.groups)
-	}
 	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 16))
-	var list []dispatch
-	total := uint64(0)
-	for _, gs := range phases {
-		for _, g := range gs {
-			list = append(list, dispatch{g: g, offset: total})
-			total = alignUp(total+uint64(len(g.entries))*4, segAlign)
-		}
-		list = append(list, dispatch{}) // phase boundary marker
-	}
-	table := make([]byte, total)
-	for _, ds := range list {
-		for i, w := range ds.g.entries {
-			binary.LittleEndian.PutUint32(table[ds.offset+uint64(i)*4:], w)
-		}
-	}
+	phases, table := d.tables.build(p, half, segAlign)
 	tb, pass, err := d.tablePass("move", table)
 	if err != nil {
 		return err
 	}
-	for _, ds := range list {
-		g := ds.g
-		if len(g.entries) == 0 {
-			continue
+	off := uint64(0) // of the group's table segment, bytes
+	for _, t := range phases {
+		for _, g := range t.used() {
+			kk := &k.copyWord
+			switch g.kernel {
+			case kernelVec4:
+				kk = &k.copyVec4
+			case kernelShift:
+				kk = &k.copyShift
+			}
+			bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
+				Layout: kk.layout,
+				Entries: []wgpu.BindGroupEntry{
+					{Binding: 0, Buffer: tb, Offset: off, Size: uint64(len(g.entries)) * 4},
+					d.bindingEntry(1, b, g.src, half),
+					d.bindingEntry(2, b, g.dst, half),
+				},
+			})
+			if err != nil {
+				_ = pass.TryEnd()
+				pass.Release()
+				return d.fail("move: bind group", err)
+			}
+			pass.SetPipeline(kk.pipeline)
+			pass.SetBindGroup(0, bg, nil)
+			pass.DispatchWorkgroups(uint32(min(len(g.entries)/4, maxWorkgroups)), 1, 1)
+			bg.Release()
+			off = alignUp(off+uint64(len(g.entries))*4, segAlign)
 		}
-		kk := &k.copyWord
-		switch g.kernel {
-		case kernelVec4:
-			kk = &k.copyVec4
-		case kernelShift:
-			kk = &k.copyShift
-		}
-		bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
-			Layout: kk.layout,
-			Entries: []wgpu.BindGroupEntry{
-				{Binding: 0, Buffer: tb, Offset: ds.offset, Size: uint64(len(g.entries)) * 4},
-				d.bindingEntry(1, b, g.src, half),
-				d.bindingEntry(2, b, g.dst, half),
-			},
-		})
-		if err != nil {
-			_ = pass.TryEnd()
-			pass.Release()
-			return d.fail("move: bind group", err)
-		}
-		pass.SetPipeline(kk.pipeline)
-		pass.SetBindGroup(0, bg, nil)
-		pass.DispatchWorkgroups(uint32(min(len(g.entries)/4, maxWorkgroups)), 1, 1)
-		bg.Release()
 	}
 	err = pass.TryEnd()
 	pass.Release()

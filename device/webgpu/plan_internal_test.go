@@ -189,3 +189,44 @@ func BenchmarkPlan(b *testing.B) {
 		})
 	}
 }
+
+// compactionMoves returns the moves of compacting a 512 MiB buffer of
+// allocations of 16 to 256 KiB, a quarter of them freed: the arena's sweep
+// benchmark's batch.
+func compactionMoves(r *rand.Rand) []device.Move {
+	var moves []device.Move
+	src, dst := uint64(0), uint64(0)
+	for {
+		n := 16 * uint64(1024+r.Uint32N(15*1024))
+		if src+n > 512<<20 {
+			return moves
+		}
+		if r.IntN(4) != 0 { // live: slides down
+			if src != dst {
+				moves = append(moves, device.Move{Src: src, Dst: dst, Size: n})
+			}
+			dst += n
+		}
+		src += n
+	}
+}
+
+// BenchmarkMoveTables measures the CPU cost of planning a compaction batch
+// and building the compute path's table for it, with 128 MiB storage
+// bindings (the buffer is bound through windows), as a device does for
+// each batch after its first.
+func BenchmarkMoveTables(b *testing.B) {
+	moves := compactionMoves(rand.New(rand.NewPCG(7, 8)))
+	var p planner
+	var mt moveTables
+	b.ReportAllocs()
+	entries := 0
+	for b.Loop() {
+		p.plan(moves, 128<<20, false)
+		_, table := mt.build(&p, 64<<20, 256)
+		entries = len(table) / 16
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(moves)), "ns/move")
+	b.ReportMetric(float64(len(moves)), "moves")
+	b.ReportMetric(float64(entries), "entries")
+}

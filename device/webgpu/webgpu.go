@@ -185,8 +185,9 @@ type Device struct {
 	// blockingMaps counts mappings that had to wait for the GPU.
 	blockingMaps int
 
-	kernels *kernels // compute pipelines, built on first use
-	planner planner  // reused by every Move
+	kernels *kernels   // compute pipelines, built on first use
+	planner planner    // reused by every Move
+	tables  moveTables // reused by every Move on the compute path
 	// noCompute: the compute pipelines failed to build; Move copies.
 	noCompute bool
 	scratch   *wgpu.Buffer
