@@ -3,6 +3,7 @@ package webgpu
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/oliverbestmann/webgpu/wgpu"
@@ -190,8 +191,14 @@ func (t *tableBuilder) used() []group { return t.groups[:t.n] }
 // has been recorded.
 type moveTables struct {
 	phases []tableBuilder
-	table  []byte
+	words  []uint32 // the table, as words
+	bytes  []byte   // the table, on a big-endian host
 }
+
+// hostLittleEndian reports whether the host stores a uint32 least
+// significant byte first, as WebGPU buffers hold it: then the table's words
+// are its bytes as they are, and encode copies whole groups.
+var hostLittleEndian = binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1
 
 // build turns the plan into the compute path's table: one table buffer for
 // the batch, a segment a group, each starting at a multiple of segAlign
@@ -215,7 +222,7 @@ func (mt *moveTables) build(p *planner, half, segAlign uint64) ([]tableBuilder, 
 			off = so + m.Size
 		}
 	}
-	return phases, mt.encode(phases, segAlign)
+	return phases, mt.encode(phases, segAlign, hostLittleEndian)
 }
 
 // reset returns n empty builders with window step half.
@@ -231,28 +238,37 @@ func (mt *moveTables) reset(n int, half uint64) []tableBuilder {
 }
 
 // encode lays the groups of phases out as one table, in order, each
-// group's entries starting at a multiple of segAlign bytes.
-func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64) []byte {
-	total := uint64(0)
+// group's entries starting at a multiple of segAlign bytes (a multiple of
+// 4), and returns its bytes, which stay valid until the next call.
+func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64, littleEndian bool) []byte {
+	total := uint64(0) // words
 	for _, t := range phases {
 		for _, g := range t.used() {
-			total = alignUp(total+uint64(len(g.entries))*4, segAlign)
+			total = alignUp(total*4+uint64(len(g.entries))*4, segAlign) / 4
 		}
 	}
-	if uint64(cap(mt.table)) < total {
-		mt.table = make([]byte, total)
+	if uint64(cap(mt.words)) < total {
+		mt.words = make([]uint32, total)
 	}
-	table := mt.table[:total]
+	words := mt.words[:total]
 	off := uint64(0)
 	for _, t := range phases {
 		for _, g := range t.used() {
-			for i, w := range g.entries {
-				binary.LittleEndian.PutUint32(table[off+uint64(i)*4:], w)
-			}
-			off = alignUp(off+uint64(len(g.entries))*4, segAlign)
+			copy(words[off:], g.entries)
+			off = alignUp(off*4+uint64(len(g.entries))*4, segAlign) / 4
 		}
 	}
-	return table
+	if littleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 4*len(words))
+	}
+	if uint64(cap(mt.bytes)) < 4*total {
+		mt.bytes = make([]byte, 4*total)
+	}
+	b := mt.bytes[:4*total]
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	return b
 }
 
 func (t *tableBuilder) window(off uint64) (uint64, uint64) {

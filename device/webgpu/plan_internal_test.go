@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -208,6 +209,66 @@ func compactionMoves(r *rand.Rand) []device.Move {
 			dst += n
 		}
 		src += n
+	}
+}
+
+// TestMoveTables builds the tables of batches of different sizes on one
+// moveTables, largest first, so that later ones reuse its memory, and
+// checks each table's layout, on both of encode's paths: each group's
+// entries, little-endian, at a multiple of the segment alignment, in the
+// order the groups dispatch, and every chunk of every move in exactly one
+// entry.
+func TestMoveTables(t *testing.T) {
+	all := compactionMoves(rand.New(rand.NewPCG(1, 2)))
+	var mt moveTables
+	var p planner
+	for _, n := range []int{len(all), 10, 500, 1} {
+		for _, segAlign := range []uint64{16, 256} {
+			p.plan(all[:n], 128<<20, false)
+			phases, table := mt.build(&p, 64<<20, segAlign)
+			le := bytes.Clone(table)
+			be := bytes.Clone(mt.encode(phases, segAlign, false))
+			if hostLittleEndian && !bytes.Equal(le, be) {
+				t.Fatalf("%d moves: the two encodings differ", n)
+			}
+			off, bytesCopied := uint64(0), uint64(0)
+			for _, ph := range phases {
+				for _, g := range ph.used() {
+					if off%segAlign != 0 {
+						t.Fatalf("%d moves: a segment at %d, not a multiple of %d", n, off, segAlign)
+					}
+					for i, w := range g.entries {
+						if got := binary.LittleEndian.Uint32(be[off+uint64(i)*4:]); got != w {
+							t.Fatalf("%d moves: word %d of a segment at %d = %d, want %d", n, i, off, got, w)
+						}
+					}
+					for i := 0; i < len(g.entries); i += 4 {
+						unit := uint64(4)
+						if g.kernel != kernelWord {
+							unit = 16
+						}
+						bytesCopied += uint64(g.entries[i+2]) * unit
+					}
+					off = alignUp(off+uint64(len(g.entries))*4, segAlign)
+				}
+			}
+			if off != uint64(len(be)) {
+				t.Fatalf("%d moves: table of %d bytes, its segments end at %d", n, len(be), off)
+			}
+			want := uint64(0) // each byte gathered then scattered, or moved directly
+			for i := range p.numPasses() {
+				moves, direct := p.pass(i)
+				for j, m := range moves {
+					want += m.Size
+					if !direct[j] {
+						want += m.Size
+					}
+				}
+			}
+			if bytesCopied != want {
+				t.Fatalf("%d moves: entries copy %d bytes, want %d", n, bytesCopied, want)
+			}
+		}
 	}
 }
 
