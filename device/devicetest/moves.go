@@ -233,6 +233,7 @@ func testMoveBeyondStorageBinding(t *testing.T, s *suite) {
 		{Src: 0, Dst: lim - mi/2, Size: mi},                    // low to across the boundary
 		{Src: size - mi + 4, Dst: 4096, Size: 64 << 10},        // beyond the boundary to low
 		{Src: lim - 64, Dst: lim - 60, Size: 1024},             // a word forward, straddling it
+		{Src: lim - mi/2 + 8, Dst: 256 << 10, Size: mi},        // from across the boundary to low
 	}
 	must(t, d.Move(b, mv))
 	refMove(want, mv)

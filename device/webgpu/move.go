@@ -323,23 +323,37 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 	if t.half > 0 {
 		limit = min(limit, t.half) // a chunk must fit the window it starts in
 	}
+	if n == 0 {
+		return
+	}
+	var sb, db binding
+	var sBase, dBase uint64
+	if srcScratch {
+		sb.scratch = true
+	} else {
+		sb.window, sBase = t.window(src)
+	}
+	if dstScratch {
+		db.scratch = true
+	} else {
+		db.window, dBase = t.window(dst)
+	}
+	g := t.group(kernel, sb, db)
 	for n > 0 {
 		c := min(n, limit)
-		var sb, db binding
-		var sBase, dBase uint64
-		if srcScratch {
-			sb.scratch = true
-		} else {
-			sb.window, sBase = t.window(src)
-		}
-		if dstScratch {
-			db.scratch = true
-		} else {
-			db.window, dBase = t.window(dst)
-		}
-		g := t.group(kernel, sb, db)
 		g.entries = append(g.entries, uint32((src-sBase)>>srcShift), uint32((dst-dBase)>>dstShift), uint32(c>>dstShift), 0)
 		src, dst, n = src+c, dst+c, n-c
+		// A chunk is at most H long, so the next starts in the same
+		// window or the next one, and changes group only then.
+		if t.half > 0 && n > 0 && (!srcScratch && src >= sBase+t.half || !dstScratch && dst >= dBase+t.half) {
+			if !srcScratch && src >= sBase+t.half {
+				sb.window, sBase = sb.window+1, sBase+t.half
+			}
+			if !dstScratch && dst >= dBase+t.half {
+				db.window, dBase = db.window+1, dBase+t.half
+			}
+			g = t.group(kernel, sb, db)
+		}
 	}
 }
 

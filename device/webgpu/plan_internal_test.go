@@ -214,10 +214,10 @@ func compactionMoves(r *rand.Rand) []device.Move {
 
 // TestMoveTables builds the tables of batches of different sizes on one
 // moveTables, largest first, so that later ones reuse its memory, and
-// checks each table's layout, on both of encode's paths: each group's
-// entries, little-endian, at a multiple of the segment alignment, in the
-// order the groups dispatch, and every chunk of every move in exactly one
-// entry.
+// checks each table's layout, on both of encode's paths: no group empty
+// (a dispatch of nothing), each group's entries, little-endian, at a
+// multiple of the segment alignment, in the order the groups dispatch, and
+// every byte of every move copied by exactly one entry of each phase.
 func TestMoveTables(t *testing.T) {
 	all := compactionMoves(rand.New(rand.NewPCG(1, 2)))
 	var mt moveTables
@@ -234,6 +234,9 @@ func TestMoveTables(t *testing.T) {
 			off, bytesCopied := uint64(0), uint64(0)
 			for _, ph := range phases {
 				for _, g := range ph.used() {
+					if len(g.entries) == 0 {
+						t.Fatalf("%d moves: an empty group (a dispatch of nothing)", n)
+					}
 					if off%segAlign != 0 {
 						t.Fatalf("%d moves: a segment at %d, not a multiple of %d", n, off, segAlign)
 					}
