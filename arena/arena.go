@@ -3,6 +3,7 @@ package arena
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/offset"
@@ -13,10 +14,27 @@ const none = ^uint32(0)
 
 // Handle names one allocation of an Arena for its whole life, whatever
 // moves it. Handles are comparable: use them as map keys. The zero Handle
-// names nothing.
+// names nothing. A Handle carries its arena's identity, so an arena
+// refuses another arena's handles (ErrInvalidHandle) even where the two
+// allocations have the same ID and generation.
 type Handle struct {
-	id  uint32 // the allocation's offset.Allocation.ID
-	gen uint32 // slot generation; 0 never names a live slot
+	id    uint32 // the allocation's offset.Allocation.ID
+	gen   uint32 // slot generation; 0 never names a live slot
+	arena uint32 // the arena's serial number (Arena.serial); never 0
+}
+
+// serials numbers arenas for their handles: each New takes the next
+// number, skipping 0 (the zero Handle's). The counter wraps after 2^32
+// arenas; only then can two arenas share a number, and a foreign handle
+// go unnoticed.
+var serials atomic.Uint32
+
+func nextSerial() uint32 {
+	for {
+		if s := serials.Add(1); s != 0 {
+			return s
+		}
+	}
 }
 
 // ID returns a small integer naming the allocation among the arena's live
@@ -72,6 +90,8 @@ type Arena struct {
 	stats Stats
 	// occupied is the sum of elements asked for by live allocations.
 	occupied uint64
+	// serial names the arena in its handles (see Handle).
+	serial   uint32
 	released bool
 }
 
@@ -95,12 +115,13 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 		return nil, fmt.Errorf("arena %q: create buffer: %w", o.Label, err)
 	}
 	return &Arena{
-		dev:   dev,
-		opts:  o,
-		buf:   buf,
-		alloc: alloc,
-		slots: make([]slot, o.MaxAllocs),
-		sw:    sweep{cursor: none, restart: none},
+		dev:    dev,
+		opts:   o,
+		buf:    buf,
+		alloc:  alloc,
+		slots:  make([]slot, o.MaxAllocs),
+		sw:     sweep{cursor: none, restart: none},
+		serial: nextSerial(),
 	}, nil
 }
 
@@ -155,7 +176,12 @@ func (a *Arena) Allocate(elems uint32) (Handle, error) {
 	}
 	s.alloc, s.elems = h, elems
 	a.occupied += uint64(elems)
-	return Handle{id: h.ID(), gen: s.gen}, nil
+	return a.handle(h.ID()), nil
+}
+
+// handle returns the handle of the live allocation id.
+func (a *Arena) handle(id uint32) Handle {
+	return Handle{id: id, gen: a.slots[id].gen, arena: a.serial}
 }
 
 // slot returns the live slot h names.
@@ -163,7 +189,7 @@ func (a *Arena) slot(h Handle) (*slot, error) {
 	if a.released {
 		return nil, ErrReleased
 	}
-	if h.gen == 0 || h.id >= uint32(len(a.slots)) || a.slots[h.id].gen != h.gen {
+	if h.arena != a.serial || h.gen == 0 || h.id >= uint32(len(a.slots)) || a.slots[h.id].gen != h.gen {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
 	}
 	// A slot's generation changes at every allocation and every free, so
@@ -210,8 +236,10 @@ func (a *Arena) Free(h Handle) error {
 }
 
 // Write writes data at byte offset off into h's elements. off and len(data)
-// are multiples of 4 and the range lies inside the allocation's elements
-// (ErrInvalidSize). O(len(data)).
+// are multiples of 4 and the range [off, off+len(data)) lies inside the
+// allocation's elements, whatever off (ErrInvalidSize: no sum wraps);
+// ErrInvalidHandle for a handle not live in this arena. On error nothing
+// is written. O(len(data)).
 func (a *Arena) Write(h Handle, off uint64, data []byte) error {
 	start, err := a.byteRange(h, off, uint64(len(data)))
 	if err != nil {
@@ -236,15 +264,17 @@ func (a *Arena) Read(h Handle, off uint64, dst []byte) error {
 	return nil
 }
 
-// byteRange returns the buffer offset of bytes [off, off+n) of h.
+// byteRange returns the buffer offset of bytes [off, off+n) of h. The
+// check is written so that no sum of caller values can wrap.
 func (a *Arena) byteRange(h Handle, off, n uint64) (uint64, error) {
 	s, err := a.slot(h)
 	if err != nil {
 		return 0, err
 	}
 	e := uint64(a.opts.ElemSize)
-	if off%4 != 0 || n%4 != 0 || off+n > uint64(s.elems)*e {
-		return 0, fmt.Errorf("%w: bytes [%d, %d) of an allocation of %d bytes", ErrInvalidSize, off, off+n, uint64(s.elems)*e)
+	size := uint64(s.elems) * e // at most 2^32 * 2^32: no overflow
+	if off%4 != 0 || n%4 != 0 || off > size || n > size-off {
+		return 0, fmt.Errorf("%w: %d bytes at byte %d of an allocation of %d bytes", ErrInvalidSize, n, off, size)
 	}
 	return uint64(s.alloc.Offset)*e + off, nil
 }

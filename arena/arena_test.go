@@ -342,3 +342,82 @@ func TestCompactionWhenGrowthRefused(t *testing.T) {
 	}
 	s.verify(t, "refusal")
 }
+
+// TestWriteReadOverflow: a byte range whose end wraps past 2^64 is refused,
+// not written over the allocation before it (issue 21).
+func TestWriteReadOverflow(t *testing.T) {
+	a, err := arena.New(openHost(t), arena.Options{InitialElems: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Release)
+	before, err := a.Allocate(4)
+	must(t, err)
+	h, err := a.Allocate(4)
+	must(t, err)
+	want := bytes.Repeat([]byte{0xAB}, 16)
+	must(t, a.Write(before, 0, want))
+	must(t, a.Write(h, 0, make([]byte, 16)))
+	for _, off := range []uint64{1<<64 - 4, 1<<64 - 16, 1<<64 - 8, 1 << 63, 1<<32 - 4, 16, 20} {
+		if err := a.Write(h, off, []byte{1, 2, 3, 4}); !errors.Is(err, arena.ErrInvalidSize) {
+			t.Errorf("Write of 4 bytes at %d: %v, want ErrInvalidSize", off, err)
+		}
+		if err := a.Read(h, off, make([]byte, 4)); !errors.Is(err, arena.ErrInvalidSize) {
+			t.Errorf("Read of 4 bytes at %d: %v, want ErrInvalidSize", off, err)
+		}
+	}
+	got := make([]byte, 16)
+	must(t, a.Read(before, 0, got))
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the allocation before h changed: % x", got)
+	}
+	// The last word is still reachable.
+	must(t, a.Write(h, 12, []byte{1, 2, 3, 4}))
+}
+
+// TestForeignHandle: an arena refuses another arena's handles, although
+// their IDs and generations are equal, and frees nothing (issue 21).
+func TestForeignHandle(t *testing.T) {
+	dev := openHost(t)
+	var ars [2]*arena.Arena
+	var hs [2]arena.Handle
+	for i := range ars {
+		a, err := arena.New(dev, arena.Options{InitialElems: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.Release)
+		ars[i] = a
+		hs[i], err = a.Allocate(4)
+		must(t, err)
+	}
+	if hs[0].ID() != hs[1].ID() {
+		t.Fatalf("first handles have IDs %d and %d: the test needs them equal", hs[0].ID(), hs[1].ID())
+	}
+	if hs[0] == hs[1] {
+		t.Fatal("two arenas' first handles are equal values")
+	}
+	for i, a := range ars {
+		f := hs[1-i]
+		if err := a.Free(f); !errors.Is(err, arena.ErrInvalidHandle) {
+			t.Errorf("arena %d: Free of the other's handle: %v, want ErrInvalidHandle", i, err)
+		}
+		if _, err := a.Offset(f); !errors.Is(err, arena.ErrInvalidHandle) {
+			t.Errorf("arena %d: Offset of the other's handle: %v", i, err)
+		}
+		if err := a.Write(f, 0, make([]byte, 4)); !errors.Is(err, arena.ErrInvalidHandle) {
+			t.Errorf("arena %d: Write with the other's handle: %v", i, err)
+		}
+		if st := a.Stats(); st.Allocations != 1 {
+			t.Errorf("arena %d: %d allocations after refusals, want 1", i, st.Allocations)
+		}
+		must(t, a.Free(hs[i]))
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -12,16 +12,25 @@ import (
 
 // FuzzArena drives allocate, free, write, sweep, compact and injected device
 // refusals against a model of every live allocation's bytes, and checks the
-// whole model after every command. Each command is 3 bytes.
+// whole model after every command. Hostile commands write and read at
+// offsets and lengths near 2^32 and 2^64 (refused with ErrInvalidSize) and
+// use another arena's handles (refused with ErrInvalidHandle); the model
+// check proves they changed nothing. Each command is 3 bytes.
 func FuzzArena(f *testing.F) {
 	f.Add([]byte{0, 10, 0, 0, 20, 1, 1, 0, 0, 3, 0, 0, 0, 50, 2, 4, 0, 0})
 	f.Add([]byte{0, 200, 0, 0, 200, 0, 1, 0, 0, 0, 255, 1, 5, 1, 0, 0, 255, 3, 3, 1, 0})
+	f.Add([]byte{0, 4, 0, 0, 4, 0, 6, 3, 9, 6, 3, 137, 7, 0, 0, 7, 1, 1, 6, 1, 11})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := runArena(data); err != nil {
 			t.Fatal(err)
 		}
 	})
 }
+
+// hostile are byte offsets a caller might pass by mistake or malice: near
+// 0, near 2^32 and near 2^64, where a bounds check written as off+n wraps.
+var hostile = []uint64{0, 4, 8, 1 << 31, 1<<32 - 4, 1 << 32, 1<<32 + 4, 1<<63 - 4, 1 << 63,
+	1<<64 - 4, 1<<64 - 8, 1<<64 - 12, 1<<64 - 16, 1<<64 - 1, 3, 1<<64 - 2}
 
 func runArena(data []byte) error {
 	lim := device.DefaultLimits()
@@ -36,11 +45,19 @@ func runArena(data []byte) error {
 		return err
 	}
 	defer a.Release()
+	// other's handles have the same IDs and generations as a's: the
+	// first allocation of each is ID 0, generation 1.
+	other, err := arena.New(dev, arena.Options{InitialElems: 32, MaxAllocs: 128})
+	if err != nil {
+		return err
+	}
+	defer other.Release()
+	var foreign []arena.Handle
 	model := map[arena.Handle][]byte{}
 	var order []arena.Handle
 	fill := byte(1)
 	for step := 0; len(data) >= 3 && step < 256; step, data = step+1, data[3:] {
-		op, x, y := data[0]%6, data[1], data[2]
+		op, x, y := data[0]%8, data[1], data[2]
 		pick := func() (arena.Handle, bool) {
 			if len(order) == 0 {
 				return arena.Handle{}, false
@@ -107,6 +124,47 @@ func runArena(data []byte) error {
 		case 5:
 			if _, err := a.Compact(); err != nil {
 				return err
+			}
+		case 6: // a hostile write or read: must be refused, change nothing
+			h, ok := pick()
+			if !ok {
+				break
+			}
+			off := hostile[int(y)%len(hostile)]
+			n := int(x%4) * 4
+			var err error
+			if y&0x80 == 0 {
+				err = a.Write(h, off, make([]byte, n))
+			} else {
+				err = a.Read(h, off, make([]byte, n))
+			}
+			size := uint64(len(model[h]))
+			if fits := off <= size && uint64(n) <= size-off && off%4 == 0; !fits && !errors.Is(err, arena.ErrInvalidSize) {
+				return fmt.Errorf("step %d: %d bytes at %d of %d: %v, want ErrInvalidSize", step, n, off, size, err)
+			} else if fits && err != nil {
+				return fmt.Errorf("step %d: %d bytes at %d of %d: %w", step, n, off, size, err)
+			} else if fits && y&0x80 == 0 {
+				clear(model[h][off : off+uint64(n)])
+			}
+		case 7: // another arena's handle: refused in both directions
+			if y&1 == 0 || len(foreign) == 0 {
+				h, err := other.Allocate(uint32(x)%8 + 1)
+				if err != nil {
+					break
+				}
+				foreign = append(foreign, h)
+			}
+			fh := foreign[int(x)%len(foreign)]
+			if err := a.Write(fh, 0, make([]byte, 4)); !errors.Is(err, arena.ErrInvalidHandle) {
+				return fmt.Errorf("step %d: write with another arena's handle: %v", step, err)
+			}
+			if err := a.Free(fh); !errors.Is(err, arena.ErrInvalidHandle) {
+				return fmt.Errorf("step %d: free of another arena's handle: %v", step, err)
+			}
+			if h, ok := pick(); ok {
+				if err := other.Free(h); !errors.Is(err, arena.ErrInvalidHandle) {
+					return fmt.Errorf("step %d: free of a's handle in another arena: %v", step, err)
+				}
 			}
 		}
 		st := a.Stats()

@@ -32,7 +32,7 @@ func (a *Arena) Regions() iter.Seq[Region] {
 				return
 			}
 			s := &a.slots[h.ID()]
-			if !yield(Region{Offset: h.Offset, Size: h.Size, Handle: Handle{id: h.ID(), gen: s.gen}, Elems: s.elems}) {
+			if !yield(Region{Offset: h.Offset, Size: h.Size, Handle: a.handle(h.ID()), Elems: s.elems}) {
 				return
 			}
 			end = h.Offset + h.Size
