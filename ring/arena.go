@@ -87,8 +87,11 @@ type Arena struct {
 }
 
 // NewArena returns an arena on dev. It creates no block until the first
-// Alloc. It fails with ErrInvalidOptions.
+// Alloc. It fails with ErrInvalidOptions (a nil dev too).
 func NewArena(dev device.Device, opts ArenaOptions) (*Arena, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("ring.NewArena: nil device: %w", ErrInvalidOptions)
+	}
 	l := dev.Limits()
 	align := uint64(max(opts.Alignment, device.CopyAlignment))
 	if align&(align-1) != 0 {
@@ -123,7 +126,9 @@ func (a *Arena) Alignment() uint64 { return a.align }
 
 // Alloc hands out size bytes of the open frame's block, at an offset
 // aligned to the arena's alignment. It fails with ErrInvalidSize for 0
-// bytes and ErrFull when the frame outgrows its block without Grow, a
+// bytes or a size that overflows when rounded up to the alignment, and
+// ErrFull (whatever the size up to 2^64-1) when the frame outgrows its
+// block without Grow, a
 // block would pass MaxBlockBytes or MaxBlocks, or the device refuses one
 // (wrapped too); then nothing changed.
 //
@@ -137,7 +142,7 @@ func (a *Arena) Alloc(size uint64) (Slice, error) {
 	if size == 0 || !ok {
 		return Slice{}, fmt.Errorf("ring: Arena.Alloc of %d bytes: %w", size, ErrInvalidSize)
 	}
-	if a.cur != nil && a.used+n <= a.cur.Size() {
+	if a.cur != nil && n <= a.cur.Size()-a.used { // used <= Size: no wrap, whatever n
 		off := a.used
 		a.used += n
 		a.frameNeed += n

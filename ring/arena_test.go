@@ -154,3 +154,32 @@ func TestArenaFaults(t *testing.T) {
 		t.Errorf("%d buffers alive after Release", n)
 	}
 }
+
+// TestArenaHostileSize: a size whose sum with the bytes used wraps past
+// 2^64 is refused, and the next allocation does not land inside the first
+// (issue 21).
+func TestArenaHostileSize(t *testing.T) {
+	for _, grow := range []bool{false, true} {
+		dev := newHeld(t)
+		a := newArena(t, dev, ring.ArenaOptions{BlockBytes: 1024, Grow: grow})
+		c := &checker{dev: dev, hold: dev, a: a, align: 4}
+		_, err := c.alloc(64)
+		must(t, err)
+		before := a.Stats()
+		for _, size := range []uint64{1<<64 - 4, 1<<64 - 64, 1<<64 - 1024, 1 << 63} {
+			if _, err := a.Alloc(size); !errors.Is(err, ring.ErrFull) {
+				t.Fatalf("grow %v: Alloc(%d) after Alloc(64): %v, want ErrFull", grow, size, err)
+			}
+		}
+		after := a.Stats()
+		after.Full -= 4
+		if after != before {
+			t.Fatalf("grow %v: refused allocations changed the arena: %+v, then %+v", grow, before, a.Stats())
+		}
+		for range 4 {
+			_, err := c.alloc(64)
+			must(t, err)
+		}
+		must(t, c.verify())
+	}
+}

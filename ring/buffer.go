@@ -108,8 +108,11 @@ type Buffer struct {
 }
 
 // NewBuffer creates a ring with opts on dev. It fails with ErrInvalidOptions
-// or the device's error for the first buffer.
+// (a nil dev too) or the device's error for the first buffer.
 func NewBuffer(dev device.Device, opts BufferOptions) (*Buffer, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("ring.NewBuffer: nil device: %w", ErrInvalidOptions)
+	}
 	l := dev.Limits()
 	align := uint64(max(opts.Alignment, l.UniformOffsetAlignment, device.CopyAlignment))
 	if align&(align-1) != 0 {
@@ -154,8 +157,11 @@ func (b *Buffer) Buffer() device.Buffer { return b.buf }
 func (b *Buffer) Alignment() uint64 { return b.align }
 
 // Alloc hands out size bytes for the open frame, at an offset aligned to
-// Alignment. It fails with ErrInvalidSize for 0 bytes and ErrFull when the
-// bytes do not fit (see BufferOptions.Grow); then nothing changed.
+// Alignment. It fails with ErrInvalidSize for 0 bytes or a size that
+// overflows when rounded up to Alignment, and ErrFull when the bytes do not
+// fit (see BufferOptions.Grow), whatever the size up to 2^64-1; then
+// nothing changed. The bytes handed out never overlap bytes handed out
+// earlier in the frame or in a frame whose fence has not completed.
 //
 // O(1) and no allocation, except when it polls the device (only when the
 // bytes the GPU is known to have finished are not enough), reclaims the
@@ -179,8 +185,13 @@ func (b *Buffer) sizeError(size uint64) error {
 	return fmt.Errorf("ring: Alloc of %d bytes: %w", size, ErrInvalidSize)
 }
 
-// place takes n bytes (a multiple of align) at head if they fit.
+// place takes n bytes (a multiple of align) at head if they fit. n is the
+// caller's and may be anything up to 2^64-1: it is compared with sizes,
+// never added to an offset, until it is known to be at most size.
 func (b *Buffer) place(n uint64) (offset uint64, ok bool) {
+	if n > b.size {
+		return 0, false
+	}
 	if b.head == b.tail {
 		// Nothing in use (no frame in flight, the open frame empty):
 		// start over at offset 0, so a request of the whole ring fits.
@@ -188,11 +199,11 @@ func (b *Buffer) place(n uint64) (offset uint64, ok bool) {
 	}
 	pos := b.head
 	off := pos % b.size
-	if off+n > b.size {
+	if n > b.size-off {
 		pos += b.size - off
 		off = 0
 	}
-	if pos+n-b.tail > b.size {
+	if pos-b.tail > b.size-n {
 		return 0, false
 	}
 	b.head = pos + n

@@ -275,3 +275,39 @@ func TestBufferErrors(t *testing.T) {
 		t.Errorf("%d buffers alive after Release", st.Buffers)
 	}
 }
+
+// TestBufferHostileSize: a size whose sum with the head wraps past 2^64 is
+// refused and changes nothing, so later allocations of the frame do not
+// overlap earlier ones (issue 21).
+func TestBufferHostileSize(t *testing.T) {
+	for _, grow := range []bool{false, true} {
+		dev := newHeld(t)
+		b := newRing(t, dev, ring.BufferOptions{SizeBytes: 64 << 10, Grow: grow})
+		c := &checker{dev: dev, hold: dev, a: b, align: b.Alignment()}
+		_, err := c.alloc(1024)
+		must(t, err)
+		before := b.Stats()
+		for _, size := range []uint64{1<<64 - 256, 1<<64 - 1024, 1<<64 - 4, 1 << 63, 1<<64 - 64<<10} {
+			if _, err := b.Alloc(size); !errors.Is(err, ring.ErrFull) && !errors.Is(err, ring.ErrInvalidSize) {
+				t.Fatalf("grow %v: Alloc(%d) after Alloc(1024): %v, want ErrFull", grow, size, err)
+			}
+		}
+		if after := b.Stats(); after.InFlightBytes != before.InFlightBytes || after.SizeBytes != before.SizeBytes || after.Allocs != before.Allocs {
+			t.Fatalf("grow %v: refused allocations changed the ring: %+v, then %+v", grow, before, after)
+		}
+		for range 4 {
+			_, err := c.alloc(256)
+			must(t, err)
+		}
+		must(t, c.verify())
+	}
+}
+
+func TestNilDevice(t *testing.T) {
+	if _, err := ring.NewBuffer(nil, ring.BufferOptions{}); !errors.Is(err, ring.ErrInvalidOptions) {
+		t.Errorf("NewBuffer(nil): %v, want ErrInvalidOptions", err)
+	}
+	if _, err := ring.NewArena(nil, ring.ArenaOptions{}); !errors.Is(err, ring.ErrInvalidOptions) {
+		t.Errorf("NewArena(nil): %v, want ErrInvalidOptions", err)
+	}
+}

@@ -44,7 +44,7 @@ func (c *checker) alloc(size uint64) (ring.Slice, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.Size != size || s.Offset%c.align != 0 || s.Offset+size > s.Buffer.Size() {
+	if s.Size != size || s.Offset%c.align != 0 || size > s.Buffer.Size() || s.Offset > s.Buffer.Size()-size {
 		return s, fmt.Errorf("Alloc(%d) = offset %d size %d in a buffer of %d (alignment %d)", size, s.Offset, s.Size, s.Buffer.Size(), c.align)
 	}
 	for _, h := range c.held {

@@ -7,12 +7,13 @@ import "errors"
 // device.ErrDeviceLost, ...) come wrapped as they are.
 var (
 	// ErrInvalidOptions is returned by the constructors for options that
-	// cannot work: an alignment that is not a power of two, a maximum size
-	// below the initial one, a usage the device rejects.
+	// cannot work: a nil device, an alignment that is not a power of two,
+	// a maximum size below the initial one, a usage the device rejects.
 	ErrInvalidOptions = errors.New("ring: invalid options")
 
-	// ErrInvalidSize is returned by Alloc for a request of zero bytes, and
-	// by Write for data whose length is not a multiple of 4.
+	// ErrInvalidSize is returned by Alloc for a request of zero bytes or
+	// one that overflows 64 bits when rounded up to the alignment, and by
+	// Write for data whose length is not a multiple of 4.
 	ErrInvalidSize = errors.New("ring: invalid size")
 
 	// ErrFull is returned by Alloc when the request does not fit in the

@@ -14,7 +14,9 @@ import (
 // after every command (see checker). Each command is one byte, some with
 // an argument byte:
 //
-//	0-4: allocate 1 + arg*arg bytes (up to 64 KiB)
+//	0-4: allocate 1 + arg*arg bytes (up to 64 KiB); with op 4 and arg at
+//	     least 240, a hostile size near 2^32 or 2^64 (see hostile), which
+//	     must be refused with ErrFull or ErrInvalidSize
 //	5:   end the frame
 //	6:   complete the fences of all but the newest arg%4 frames
 //	7:   complete everything
@@ -40,6 +42,15 @@ func runFrames(data []byte, open func(dev *host.Device) (frameAllocator, uint64,
 			}
 		}
 		switch {
+		case op == 4 && arg >= 240:
+			size := hostile[int(arg-240)%len(hostile)]
+			_, err := c.alloc(size)
+			if err == nil && size > 1<<20 {
+				return fmt.Errorf("command %d: Alloc(%d) succeeded", i, size)
+			}
+			if err != nil && !errors.Is(err, ring.ErrFull) && !errors.Is(err, ring.ErrInvalidSize) {
+				return fmt.Errorf("command %d: Alloc(%d): %w", i, size, err)
+			}
 		case op <= 4:
 			size := 1 + uint64(arg)*uint64(arg)
 			if _, err := c.alloc(size); err != nil && !errors.Is(err, ring.ErrFull) {
@@ -72,6 +83,11 @@ func runFrames(data []byte, open func(dev *host.Device) (frameAllocator, uint64,
 	return nil
 }
 
+// hostile are request sizes near 2^32 and 2^64, where a sum of a
+// position and a size wraps: uint64(-256) is the issue 21 case.
+var hostile = []uint64{1<<64 - 256, 1<<64 - 4, 1<<64 - 1, 1<<64 - 8192, 1 << 63, 1<<63 + 4,
+	1 << 32, 1<<32 - 4, 1<<32 + 256, 1<<64 - 1<<32, 1<<64 - 65536, 1<<64 - 512, 1<<64 - 1024, 1<<64 - 12, 1<<64 - 2, 1 << 20}
+
 func openRing(grow bool) func(dev *host.Device) (frameAllocator, uint64, error) {
 	return func(dev *host.Device) (frameAllocator, uint64, error) {
 		b, err := ring.NewBuffer(dev, ring.BufferOptions{SizeBytes: 8 << 10, Grow: grow, MaxSizeBytes: 256 << 10, Usage: testUsage})
@@ -87,6 +103,7 @@ var fuzzSeeds = [][]byte{
 	{0, 255, 0, 255, 5, 0, 255, 5, 0, 90, 6, 0, 0, 90},
 	{0, 1, 0, 1, 0, 1, 0, 1, 5, 0, 1, 5, 0, 1, 5, 6, 2, 0, 1, 5, 6, 0},
 	{4, 128, 4, 128, 4, 128, 4, 128, 5, 4, 128, 5, 7, 4, 200, 4, 200, 5},
+	{0, 32, 4, 240, 0, 16, 4, 241, 0, 16, 5, 4, 242, 4, 253, 0, 16},
 }
 
 func FuzzBuffer(f *testing.F) {
