@@ -106,3 +106,23 @@ func checkParseError(t *testing.T, err error) {
 		t.Fatalf("bad position in %v", err)
 	}
 }
+
+// FuzzTruncatedGzip cuts a gzipped trace made from the input anywhere and
+// streams it through Reader.Next: every operation returned must be the
+// whole trace's, in order (never a line cut short), and the stream must
+// end with io.ErrUnexpectedEOF unless nothing was cut. Each 3 bytes of
+// data make one allocation (or the free of a live id).
+func FuzzTruncatedGzip(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 1, 0, 0, 9, 9, 9}, uint16(40))
+	f.Add([]byte{0, 255, 255, 1, 255, 255, 2, 255, 255, 0, 0, 0}, uint16(0xffff))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		var ids []uint64
+		var sizes []uint32
+		for ; len(data) >= 3 && len(ids) < 500; data = data[3:] {
+			ids = append(ids, uint64(data[0]%32)*1_000_000_007)
+			sizes = append(sizes, uint32(data[1])<<24|uint32(data[2])<<8|uint32(data[0]))
+		}
+		gz, ops := gzipTrace(t, ids, sizes)
+		checkCut(t, gz, ops, 2+int(cut)%(len(gz)-1))
+	})
+}

@@ -72,7 +72,10 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if err != nil {
 		return nil, &ParseError{Name: name, Line: 0, Err: err}
 	}
-	tr := &Reader{name: name, sc: bufio.NewScanner(src), live: make(map[uint64]uint32)}
+	sr := &sourceReader{r: src}
+	sc := bufio.NewScanner(sr)
+	sc.Split(sr.lines)
+	tr := &Reader{name: name, sc: sc, live: make(map[uint64]uint32)}
 	if err := tr.header(); err != nil {
 		return nil, err
 	}
@@ -91,6 +94,34 @@ func decompress(r io.Reader) (io.Reader, error) {
 		return gzip.NewReader(br)
 	}
 	return br, nil
+}
+
+// sourceReader remembers the first error of the reader it wraps other
+// than io.EOF, so that lines can tell a clean end of input from a cut one.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// lines is bufio.ScanLines, except that a last line without its newline
+// is a line only when the input ended cleanly (io.EOF). When reading
+// failed (a truncated gzip stream fails with io.ErrUnexpectedEOF) the
+// partial line is dropped and the scan ends with the input's error: a
+// line cut short may still parse ("a 1 1000" of "a 1 100037"), and must
+// never pass for an operation.
+func (s *sourceReader) lines(data []byte, atEOF bool) (int, []byte, error) {
+	if atEOF && s.err != nil && bytes.IndexByte(data, '\n') < 0 {
+		return 0, nil, s.err
+	}
+	return bufio.ScanLines(data, atEOF)
 }
 
 // Capacity returns the trace's capacity in units.
@@ -192,6 +223,9 @@ func (r *Reader) header() error {
 
 // Next returns the next operation, or io.EOF after the last. Any other
 // error is a *ParseError; after an error Next returns the same error again.
+// An input that fails to read (a truncated gzip stream, say) ends with a
+// *ParseError that wraps the input's error (io.ErrUnexpectedEOF), never
+// with the line it cut short: every operation Next returns was read whole.
 // O(1) per line (amortized); it allocates only to grow its map of live ids.
 func (r *Reader) Next() (Op, error) {
 	if r.err != nil {

@@ -1,6 +1,8 @@
 package trace_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
 	"os"
@@ -223,5 +225,106 @@ func TestReaderAll(t *testing.T) {
 	}
 	if len(errs) != 1 || !errors.Is(errs[0], trace.ErrUnknownID) {
 		t.Errorf("errors %v, want one ErrUnknownID", errs)
+	}
+}
+
+// gzipTrace returns a trace of n allocations with long sizes, as text and
+// gzipped, and its operations.
+func gzipTrace(t testing.TB, ids []uint64, sizes []uint32) (gz []byte, ops []trace.Op) {
+	t.Helper()
+	var text bytes.Buffer
+	w, err := trace.NewWriter(&text, 1<<32-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[uint64]bool{}
+	for i, id := range ids {
+		if live[id] {
+			if err := w.Free(id); err != nil {
+				t.Fatal(err)
+			}
+			delete(live, id)
+			continue
+		}
+		if err := w.Alloc(id, sizes[i]); err != nil {
+			t.Fatal(err)
+		}
+		live[id] = true
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.NewReader(bytes.NewReader(text.Bytes()), "whole")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, err := range tr.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, op)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	if _, err := zw.Write(text.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return z.Bytes(), ops
+}
+
+// checkCut streams gz cut to cut bytes through Next: every operation it
+// returns is the whole trace's, in order, and the stream ends with
+// io.ErrUnexpectedEOF (io.EOF only when nothing was cut).
+func checkCut(t testing.TB, gz []byte, ops []trace.Op, cut int) {
+	t.Helper()
+	tr, err := trace.NewReader(bytes.NewReader(gz[:cut]), "cut.gz")
+	if err != nil {
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("cut at %d of %d: NewReader: %v, want io.ErrUnexpectedEOF", cut, len(gz), err)
+		}
+		return
+	}
+	for i := 0; ; i++ {
+		op, err := tr.Next()
+		if err == io.EOF {
+			if cut != len(gz) {
+				t.Fatalf("cut at %d of %d: io.EOF after %d operations, want io.ErrUnexpectedEOF", cut, len(gz), i)
+			}
+			if i != len(ops) {
+				t.Fatalf("whole trace: %d operations, want %d", i, len(ops))
+			}
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("cut at %d of %d: after %d operations: %v, want io.ErrUnexpectedEOF", cut, len(gz), i, err)
+			}
+			if again, _ := tr.Next(); again != (trace.Op{}) {
+				t.Fatalf("cut at %d: an operation after the error", cut)
+			}
+			return
+		}
+		if i >= len(ops) || op != ops[i] {
+			t.Fatalf("cut at %d of %d: operation %d is %+v, want %+v (a line cut short)", cut, len(gz), i, op, ops[min(i, len(ops)-1)])
+		}
+	}
+}
+
+// TestTruncatedGzip: a gzip trace cut anywhere streams through Next as the
+// operations before the cut and then io.ErrUnexpectedEOF; the line the cut
+// ends in is never returned, though it may parse (issue 21).
+func TestTruncatedGzip(t *testing.T) {
+	var ids []uint64
+	var sizes []uint32
+	for i := range 300 {
+		ids = append(ids, uint64(i%40)*1_000_003)
+		sizes = append(sizes, uint32(100037+i*7919))
+	}
+	gz, ops := gzipTrace(t, ids, sizes)
+	for cut := 2; cut <= len(gz); cut++ {
+		checkCut(t, gz, ops, cut)
 	}
 }

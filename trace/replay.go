@@ -69,15 +69,19 @@ func kindOf(s Step) Kind {
 	return Alloc
 }
 
-// Run replays the Program into a, which should be empty and normally has
-// the Program's Capacity. Every allocation is asked of a as is; a refusal of
-// any kind counts as a failure, and the later free of its slot is skipped.
-// The allocations still live at the end stay allocated in a (so its
-// Report describes the end state); Reset a before running again.
+// Run replays the Program into a, which should be empty and must have the
+// Program's Capacity (ErrMismatch, before any step). Every allocation is
+// asked of a as is; a refusal of any kind counts as a failure, and the
+// later free of its slot is skipped. The allocations still live at the end
+// stay allocated in a (so its Report describes the end state); Reset a
+// before running again.
 //
-// Run allocates nothing. Its only error is ErrFreeFailed, when a refuses
-// to free an allocation it handed out.
+// Run allocates nothing but its error. Its errors are ErrMismatch and
+// ErrFreeFailed, when a refuses to free an allocation it handed out.
 func (r *Replayer) Run(a *offset.Allocator) (Result, error) {
+	if c := a.Capacity(); c != r.p.Capacity {
+		return Result{}, fmt.Errorf("%w: %s: allocator of %d units, trace of %d", ErrMismatch, r.p.Name, c, r.p.Capacity)
+	}
 	// The loop is lean on purpose: Go keeps no register across a call, so
 	// every value the loop carries is reloaded after each Allocate and
 	// Free. What only allocations need (the offsets written so far, the

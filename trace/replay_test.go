@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -144,4 +145,28 @@ func sharedTraces(t testing.TB) []string {
 		t.Skipf("no traces with offsets in %s", dir)
 	}
 	return out
+}
+
+// TestRunCapacityMismatch: Run refuses an allocator whose capacity is not
+// the program's with ErrMismatch, as documented, and touches nothing
+// (issue 21).
+func TestRunCapacityMismatch(t *testing.T) {
+	p, err := trace.ReadProgram(strings.NewReader("capacity 1000\na 1 600\nf 1\n"), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReplayer(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := offset.New(500, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(a); !errors.Is(err, trace.ErrMismatch) {
+		t.Fatalf("Run into a capacity-500 allocator of a capacity-1000 trace: %v, want ErrMismatch", err)
+	}
+	if rep := a.Report(); rep.Allocations != 0 {
+		t.Fatalf("a refused Run left %d allocations", rep.Allocations)
+	}
 }
