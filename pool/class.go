@@ -35,7 +35,8 @@ func classOf(u uint64) int {
 	return c
 }
 
-// classBytes returns the size in bytes of class c.
+// classBytes returns the size in bytes of class c, modulo 2^64 (the top
+// classes pass 2^64; Acquire checks for the wrap).
 func classBytes(c int) uint64 {
 	exp, m := uint(c)>>mantissaBits, uint64(c)&mantissaMask
 	if exp == 0 {
@@ -48,7 +49,8 @@ func classBytes(c int) uint64 {
 // alignment (a power of two, at least 4) is served from: the smallest
 // class at least the size whose byte size is a multiple of the alignment.
 // The loop runs at most eight times: the next power of two is a multiple.
-// The caller bounds size and align to the device's largest buffer.
+// The caller bounds size and align to the device's largest buffer, and
+// size+align-1 below 2^64.
 func requestClass(size, align uint64) int {
 	size = (size + align - 1) &^ (align - 1)
 	c := classOf(size / 4)

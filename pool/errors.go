@@ -11,7 +11,8 @@ var (
 	ErrInvalidRequest = errors.New("pool: invalid request")
 
 	// ErrTooLarge is returned by Acquire when the request's class is
-	// larger than the device's largest buffer.
+	// larger than the device's largest buffer, or the request rounded up
+	// to its alignment or class would pass 2^64 bytes.
 	ErrTooLarge = errors.New("pool: request too large for the device")
 
 	// ErrOverBudget is returned by Acquire when a new buffer would not fit
@@ -26,7 +27,8 @@ var (
 	// its buffer is idle, evicted, or leased again under a newer Lease.
 	ErrNotLeased = errors.New("pool: lease already released")
 
-	// ErrInvalidOptions is returned by New for options that cannot work.
+	// ErrInvalidOptions is returned by New for options that cannot work,
+	// and for a nil device.
 	ErrInvalidOptions = errors.New("pool: invalid options")
 
 	// ErrClosed is returned by Acquire and Release after Close.

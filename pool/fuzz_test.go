@@ -15,13 +15,20 @@ import (
 // a moving clock, and checks after every step: the stats' invariants, the
 // budget, that the device holds exactly the pool's buffers, that leases are
 // distinct buffers of the size they asked for, and that a released lease
-// is refused.
+// is refused. The device reports a largest buffer near 2^64, and hostile
+// requests (sizes and alignments near 2^32 and 2^64) must be refused with
+// ErrTooLarge or ErrOverBudget, changing nothing but Refusals.
+// hostile are request sizes near 2^32, 2^62, 2^63 and 2^64, where a
+// rounding up wraps.
+var hostile = []uint64{1<<64 - 1, 1<<64 - 16, 1<<64 - 1<<20, 1 << 63, 1<<63 + 1, 15<<59 + 1, 1<<62 + 1, 1<<32 + 1, 1 << 32, 1<<64 - 4096}
+
 func FuzzPool(f *testing.F) {
 	f.Add([]byte{0, 10, 0, 0, 200, 3, 1, 0, 2, 0, 0, 10, 0})
 	f.Add([]byte{0, 255, 9, 0, 255, 9, 0, 255, 9, 1, 1, 1, 0, 4, 4, 5, 0, 60, 1, 6, 0})
+	f.Add([]byte{7, 0, 3, 2, 7, 1, 0, 0, 0, 10, 0, 0, 7, 5, 1, 60, 7, 9, 7, 28})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		const budget = 64 << 10
-		dev, err := host.New(host.Options{})
+		dev, err := host.New(host.Options{Limits: device.Limits{MaxBufferSize: 1<<64 - 4}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +52,7 @@ func FuzzPool(f *testing.F) {
 			return 0
 		}
 		for k := 0; k < len(ops); k++ {
-			switch ops[k] % 7 {
+			switch ops[k] % 8 {
 			case 0: // acquire: size from a byte (up to 32 KiB), alignment, usage
 				size := uint64(next(&k))*uint64(1+next(&k)%128) + 1
 				align := uint64(4) << (next(&k) % 9)
@@ -94,6 +101,22 @@ func FuzzPool(f *testing.F) {
 				p.Trim(uint64(next(&k)) << 8)
 			case 6: // the device refuses the next creations
 				dev.FailNextCreates(next(&k) % 3)
+			case 7: // a hostile request
+				size := hostile[next(&k)%len(hostile)] - uint64(next(&k)%8)
+				align := uint64(4) << (next(&k) % 62)
+				before := p.Stats()
+				l, err := p.Acquire(size, align, rw)
+				if err == nil {
+					t.Fatalf("op %d: Acquire(%d, %d) leased %d bytes", k, size, align, l.Size())
+				}
+				if !errors.Is(err, pool.ErrTooLarge) && !errors.Is(err, pool.ErrOverBudget) && !errors.Is(err, pool.ErrInvalidRequest) {
+					t.Fatalf("op %d: Acquire(%d, %d): %v", k, size, align, err)
+				}
+				after := p.Stats()
+				after.Refusals = before.Refusals
+				if after != before {
+					t.Fatalf("op %d: refused Acquire changed stats %+v to %+v", k, before, after)
+				}
 			}
 
 			s := p.Stats()

@@ -29,6 +29,7 @@ package pool
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
 
@@ -100,8 +101,12 @@ func (l Lease) Size() uint64 {
 	return l.e.size
 }
 
-// New returns a pool of dev's buffers. It fails with ErrInvalidOptions.
+// New returns a pool of dev's buffers. It fails with ErrInvalidOptions
+// (a nil dev too).
 func New(dev device.Device, opts Options) (*Pool, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("pool.New: %w: nil device", ErrInvalidOptions)
+	}
 	o, err := opts.resolve()
 	if err != nil {
 		return nil, fmt.Errorf("pool.New: %w", err)
@@ -134,12 +139,14 @@ func (p *Pool) Acquire(size, align uint64, usage device.Usage) (Lease, error) {
 		return Lease{}, fmt.Errorf("%w: zero size", ErrInvalidRequest)
 	case align&(align-1) != 0 || align < device.CopyAlignment:
 		return Lease{}, fmt.Errorf("%w: alignment %d is not a power of two of at least %d", ErrInvalidRequest, align, device.CopyAlignment)
-	case size > p.maxBuf || align > p.maxBuf:
+	case size > p.maxBuf || align > p.maxBuf || size > math.MaxUint64-(align-1):
 		return Lease{}, fmt.Errorf("%w: %d bytes aligned to %d, device maximum %d", ErrTooLarge, size, align, p.maxBuf)
 	}
 	c := requestClass(size, align)
 	bytes := classBytes(c)
-	if bytes > p.maxBuf {
+	// A class beyond 2^64 bytes wraps (a device that reports a maximum
+	// near 2^64): bytes below size says so.
+	if bytes > p.maxBuf || bytes < size {
 		return Lease{}, fmt.Errorf("%w: %d bytes round to %d, device maximum %d", ErrTooLarge, size, bytes, p.maxBuf)
 	}
 	uc := p.last
@@ -166,7 +173,7 @@ func (p *Pool) Acquire(size, align uint64, usage device.Usage) (Lease, error) {
 
 // create makes, leases and returns a new buffer of class c.
 func (p *Pool) create(uc *usageClasses, c int, bytes uint64) (Lease, error) {
-	if b := p.opts.BudgetBytes; b > 0 && p.stats.BytesLeased+bytes > b {
+	if b := p.opts.BudgetBytes; b > 0 && (bytes > b || p.stats.BytesLeased > b-bytes) {
 		p.stats.Refusals++
 		return Lease{}, fmt.Errorf("%w: %d bytes more with %d leased of %d", ErrOverBudget, bytes, p.stats.BytesLeased, b)
 	}
@@ -176,7 +183,7 @@ func (p *Pool) create(uc *usageClasses, c int, bytes uint64) (Lease, error) {
 		return Lease{}, fmt.Errorf("pool: create %d bytes for %v: %w", bytes, uc.usage, err)
 	}
 	if b := p.opts.BudgetBytes; b > 0 {
-		for p.stats.BytesHeld+bytes > b {
+		for p.stats.BytesHeld > b-bytes { // bytes <= b: checked above
 			p.evict(p.oldest) // there is one: the check above counted idle bytes as room
 		}
 	}

@@ -348,3 +348,39 @@ func TestNewInvalid(t *testing.T) {
 		t.Fatalf("negative MaxIdle: %v", err)
 	}
 }
+
+// TestNilDevice: New refuses a nil device with ErrInvalidOptions instead
+// of panicking (issue 21).
+func TestNilDevice(t *testing.T) {
+	if _, err := pool.New(nil, pool.Options{}); !errors.Is(err, pool.ErrInvalidOptions) {
+		t.Fatalf("New(nil): %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestHostileSizes: on a device that reports a largest buffer near 2^64,
+// requests whose rounding to their alignment or class passes 2^64 are
+// refused with ErrTooLarge, never leased a smaller buffer; a budget check
+// does not wrap either (issue 21).
+func TestHostileSizes(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{Limits: device.Limits{MaxBufferSize: 1<<64 - 4}})
+	p := newPool(t, dev, pool.Options{BudgetBytes: 1 << 20})
+	for _, c := range []struct{ size, align uint64 }{
+		{1<<64 - 8, 16}, {1<<64 - 5, 0}, {1<<64 - 1<<20, 1 << 21}, {1<<63 + 1, 0}, {1 << 63, 1 << 62},
+		{15<<59 + 1, 0}, {1<<62 + 1, 0},
+	} {
+		before := checkStats(t, p)
+		l, err := p.Acquire(c.size, c.align, rw)
+		if err == nil {
+			t.Fatalf("Acquire(%d, %d) leased %d bytes", c.size, c.align, l.Size())
+		}
+		if !errors.Is(err, pool.ErrTooLarge) && !errors.Is(err, pool.ErrOverBudget) {
+			t.Fatalf("Acquire(%d, %d): %v, want ErrTooLarge or ErrOverBudget", c.size, c.align, err)
+		}
+		after := checkStats(t, p)
+		after.Refusals = before.Refusals
+		if after != before {
+			t.Fatalf("Acquire(%d, %d) refused changed stats %+v to %+v", c.size, c.align, before, after)
+		}
+	}
+	acquire(t, p, 4096, 0, rw)
+}
