@@ -62,8 +62,11 @@ type Belt struct {
 }
 
 // New returns a belt on dev. It makes no chunk until the first Upload. It
-// fails with ErrInvalidOptions.
+// fails with ErrInvalidOptions (a nil dev too).
 func New(dev device.Device, opts Options) (*Belt, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("staging.New: nil device: %w", ErrInvalidOptions)
+	}
 	if opts.ChunkBytes == 0 {
 		opts.ChunkBytes = 8 << 20
 	}

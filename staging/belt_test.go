@@ -210,3 +210,11 @@ func TestBeltErrors(t *testing.T) {
 		t.Errorf("%d buffers alive after Release, want the destination alone", n)
 	}
 }
+
+// TestNilDevice: New refuses a nil device with ErrInvalidOptions instead
+// of panicking (issue 21).
+func TestNilDevice(t *testing.T) {
+	if _, err := staging.New(nil, staging.Options{}); !errors.Is(err, staging.ErrInvalidOptions) {
+		t.Fatalf("New(nil): %v, want ErrInvalidOptions", err)
+	}
+}

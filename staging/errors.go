@@ -5,9 +5,9 @@ import "errors"
 // Errors returned by a Belt, each wrapped with context; test them with
 // errors.Is. Device errors come wrapped as they are.
 var (
-	// ErrInvalidOptions is returned by New for a chunk size that is zero
-	// after rounding, over the device's MaxBufferSize, or a negative
-	// chunk count.
+	// ErrInvalidOptions is returned by New for a nil device, a chunk size
+	// that overflows when rounded up to 4 or is over the device's
+	// MaxBufferSize, or a negative chunk count.
 	ErrInvalidOptions = errors.New("staging: invalid options")
 
 	// ErrInvalidUpload is returned by Upload for a length or destination
