@@ -7,7 +7,8 @@ import "errors"
 // as they are.
 var (
 	// ErrInvalidOptions is returned by New for options that cannot work:
-	// more layers per page than the device or a handle allows, more pages
+	// a nil device, more layers per page than the device or a handle
+	// allows, more pages
 	// than a handle can name, a negative count.
 	ErrInvalidOptions = errors.New("bindless: invalid options")
 

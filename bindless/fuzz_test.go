@@ -27,6 +27,8 @@ var fuzzKeys = []bindless.Key{
 //	3:   unregister an id
 //	4:   update an id
 //	5:   refuse the next page creation, then register
+//	6:   register a copy of another device's texture: it fails, and Stats
+//	     are exactly as before
 func runRegistry(data []byte) error {
 	dev, err := host.New(host.Options{})
 	if err != nil {
@@ -39,8 +41,14 @@ func runRegistry(data []byte) error {
 	}
 	defer r.Release()
 	m := newModel(dev, r)
+	other, err := host.New(host.Options{})
+	if err != nil {
+		return err
+	}
+	defer other.Release()
+	foreign := map[bindless.Key]device.Texture{}
 	for i := 0; i+1 < len(data); i += 2 {
-		op, arg := data[i]%6, data[i+1]
+		op, arg := data[i]%7, data[i+1]
 		id := fmt.Sprint(arg % 16)
 		key := fuzzKeys[int(arg/16)%len(fuzzKeys)]
 		pages, version := r.NumPages(), r.Version()
@@ -66,6 +74,27 @@ func runRegistry(data []byte) error {
 			err = m.unregister(id)
 			if _, had := m.want[id]; !had && errors.Is(err, bindless.ErrNotRegistered) {
 				err = nil
+			}
+		case 6:
+			src := foreign[key]
+			if src == nil {
+				k := key.Normalized()
+				src, err = other.CreateTexture(device.TextureDesc{Format: k.Format, Width: k.Width, Height: k.Height,
+					Mips: k.Mips, Usage: device.TextureCopySrc | device.TextureBinding})
+				if err != nil {
+					return err
+				}
+				foreign[key] = src
+			}
+			before := r.Stats()
+			if _, had := m.want[id]; had {
+				break // RegisterCopy returns the handle and copies nothing
+			}
+			if _, err := r.RegisterCopy(id, src, 0); err == nil {
+				return fmt.Errorf("command %d: RegisterCopy from another device succeeded", i)
+			}
+			if after := r.Stats(); after != before {
+				return fmt.Errorf("command %d: a failed RegisterCopy changed Stats: %+v, then %+v", i, before, after)
 			}
 		case 4:
 			if _, had := m.want[id]; had {
@@ -93,6 +122,7 @@ func FuzzRegistry(f *testing.F) {
 		{0, 16, 0, 17, 0, 18, 0, 19, 0, 20, 0, 21, 0, 22, 0, 23, 0, 24, 0, 25, 3, 18, 5, 26, 0, 26},
 		{0, 64, 0, 65, 4, 64, 3, 64, 0, 80, 0, 48, 0, 49, 0, 50, 0, 51},
 		{5, 0, 5, 16, 0, 0, 1, 16},
+		{0, 0, 6, 1, 6, 2, 3, 0, 6, 3, 0, 4, 0, 5, 6, 6},
 	} {
 		f.Add(s)
 	}

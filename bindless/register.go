@@ -75,13 +75,13 @@ func (r *Registry[K]) existing(op string, id K, key Key) (Handle, bool, error) {
 // register takes a layer of key's bucket, fills it with fill and records
 // id as its owner; when fill fails it gives the layer back.
 func (r *Registry[K]) register(id K, key Key, fill func(tex device.Texture, layer uint32) error) (Handle, error) {
-	h, created, err := r.alloc(key)
+	h, from, err := r.alloc(key)
 	if err != nil {
 		return 0, fmt.Errorf("bindless: register %v: %w", id, err)
 	}
 	p := r.pages[h.Page()]
 	if err := fill(p.tex, h.Layer()); err != nil {
-		r.unalloc(h, created)
+		r.unalloc(h, from)
 		return 0, fmt.Errorf("bindless: register %v: %w", id, err)
 	}
 	p.state[h.Layer()] = layerRegistered

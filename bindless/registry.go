@@ -127,8 +127,12 @@ type Registry[K comparable] struct {
 }
 
 // New creates a registry on dev with its three default textures. It fails
-// with ErrInvalidOptions, or the device's error creating the first page.
+// with ErrInvalidOptions (a nil dev too), or the device's error creating
+// the first page.
 func New[K comparable](dev device.Device, opts Options) (*Registry[K], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("bindless.New: nil device: %w", ErrInvalidOptions)
+	}
 	maxLayers := dev.Limits().MaxArrayLayers
 	if opts.LayersPerPage == 0 {
 		opts.LayersPerPage = maxLayers
@@ -216,24 +220,33 @@ func (r *Registry[K]) validKey(key Key) error {
 	return nil
 }
 
+// taken says where alloc took a layer from, so unalloc can put it back.
+type taken uint8
+
+const (
+	takenFree   taken = iota // the bucket's free list
+	takenUnused              // the last page's next unused layer
+	takenPage                // a new page
+)
+
 // alloc takes a layer of key's bucket: the last freed, else the next
 // unused, else the first of a new page. On error nothing changed.
-func (r *Registry[K]) alloc(key Key) (h Handle, created bool, err error) {
+func (r *Registry[K]) alloc(key Key) (h Handle, from taken, err error) {
 	b := r.buckets[key]
 	if b != nil {
 		if n := len(b.free); n > 0 {
 			h := b.free[n-1]
 			b.free = b.free[:n-1]
-			return h, false, nil
+			return h, takenFree, nil
 		}
 		if len(b.pages) > 0 && b.next < b.layers {
 			h := makeHandle(b.pages[len(b.pages)-1], b.next)
 			b.next++
-			return h, false, nil
+			return h, takenUnused, nil
 		}
 	}
 	h, err = r.addPage(key, b)
-	return h, err == nil, err
+	return h, takenPage, err
 }
 
 // addPage creates a page for key's bucket b (nil when there is none yet)
@@ -266,13 +279,18 @@ func (r *Registry[K]) addPage(key Key, b *bucket) (Handle, error) {
 	return makeHandle(index, 0), nil
 }
 
-// unalloc undoes alloc of h when what followed failed. A page alloc just
-// added is removed again, with the version it raised, so a failed call
-// leaves no trace.
-func (r *Registry[K]) unalloc(h Handle, created bool) {
+// unalloc undoes alloc of h, taken from where from says, when what
+// followed failed: a freed layer goes back on the free list, an unused one
+// back to unused, and a page alloc just added is removed again, with the
+// version it raised, so a failed call leaves no trace (Stats included).
+func (r *Registry[K]) unalloc(h Handle, from taken) {
 	p := r.pages[h.Page()]
 	b := p.b
-	if created {
+	switch from {
+	case takenUnused:
+		b.next--
+		return
+	case takenPage:
 		p.tex.Release()
 		r.pages[h.Page()] = nil
 		r.pages = r.pages[:h.Page()]

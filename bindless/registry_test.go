@@ -309,3 +309,50 @@ func TestRegistryOptions(t *testing.T) {
 		t.Fatalf("%d textures alive after Release", n)
 	}
 }
+
+// TestRegisterCopyRollback: a RegisterCopy that fails after taking a
+// never-used layer (a source texture of another device) gives the layer
+// back as unused, not as free: Stats are as before, as the doc promises
+// (issue 21). A failure on a freed layer puts it back on the free list.
+func TestRegisterCopyRollback(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	other := testdevice.Host(t, host.Options{})
+	r := newRegistry(t, dev, bindless.Options{LayersPerPage: 4})
+	_, err := r.Register("a", rgba4, pixels(rgba4, 1))
+	must(t, err)
+	src, err := other.CreateTexture(device.TextureDesc{Format: device.RGBA8Unorm, Width: 4, Height: 4,
+		Usage: device.TextureCopySrc | device.TextureBinding})
+	must(t, err)
+	t.Cleanup(src.Release)
+	for _, when := range []string{"unused layer", "freed layer"} {
+		if when == "freed layer" {
+			_, err := r.Register("b", rgba4, pixels(rgba4, 2))
+			must(t, err)
+			must(t, r.Unregister("b"))
+		}
+		before := r.Stats()
+		if _, err := r.RegisterCopy("x", src, 0); err == nil {
+			t.Fatalf("%s: RegisterCopy from another device's texture succeeded", when)
+		}
+		if after := r.Stats(); after != before {
+			t.Fatalf("%s: a failed RegisterCopy changed Stats: %+v, then %+v", when, before, after)
+		}
+		must(t, bindless.Check(r))
+	}
+	// Every layer of the page is still there to take: 3 more of 4.
+	for i := range 3 {
+		_, err := r.Register(fmt.Sprint("c", i), rgba4, pixels(rgba4, i))
+		must(t, err)
+	}
+	if st := r.Stats(); st.Pages != 2 {
+		t.Fatalf("%d pages, want 2 (the builtins' and rgba4's)", st.Pages)
+	}
+}
+
+// TestNilDevice: New refuses a nil device with ErrInvalidOptions instead
+// of panicking (issue 21).
+func TestNilDevice(t *testing.T) {
+	if _, err := bindless.New[string](nil, bindless.Options{}); !errors.Is(err, bindless.ErrInvalidOptions) {
+		t.Fatalf("New(nil): %v, want ErrInvalidOptions", err)
+	}
+}
