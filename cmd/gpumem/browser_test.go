@@ -17,9 +17,14 @@ import (
 )
 
 // chromium finds a headless-capable Chromium, or skips the test with what
-// to install; in CI (CI=true) a missing browser fails it instead.
+// to install; in CI (CI=true) a missing browser fails it instead, unless
+// GPUMEM_NO_BROWSER=1 says the machine has none on purpose (a GPU machine
+// that scripts/gpu-test runs on).
 func chromium(t *testing.T) string {
 	t.Helper()
+	if os.Getenv("GPUMEM_NO_BROWSER") == "1" {
+		t.Skip("GPUMEM_NO_BROWSER=1: this machine has no browser")
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

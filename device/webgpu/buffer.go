@@ -107,8 +107,9 @@ func (d *Device) buffer(db device.Buffer, role string, want device.Usage) (*Buff
 	return b, nil
 }
 
-// WriteBuffer writes data to buf at offset. What is recorded so far is
-// submitted first, so that the write lands after it.
+// WriteBuffer writes data to buf at offset through the queue. Commands
+// recorded so far are submitted first, so that the write lands after
+// them; with none recorded the write is one queue write and no submit.
 func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error {
 	b, err := d.buffer(db, "write", 0)
 	if err != nil {
@@ -126,7 +127,7 @@ func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error
 	if b.desc.Usage.Has(device.MapWrite) {
 		return d.writeMapped(b, offset, data)
 	}
-	if err := d.flush(); err != nil {
+	if err := d.flushRecorded(); err != nil {
 		return err
 	}
 	if err := d.queue.TryWriteBuffer(b.buf, offset, data); err != nil {

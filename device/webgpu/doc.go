@@ -5,22 +5,57 @@
 //
 // # Basics
 //
-// New opens an adapter and a device. The adapter is chosen by Options and,
-// for every field left zero, by the environment:
+// Wrap puts gpumem on a device the program already has: the device a
+// renderer renders with, so that gpumem's buffers and textures are ones it
+// binds. New opens an adapter and a device of gpumem's own, chosen by
+// Options and, for every field left zero, by the environment:
 //
-//	GPUMEM_WEBGPU_BACKEND   vulkan, metal, dx12 or gl (default: any primary backend)
+//	GPUMEM_WEBGPU_BACKEND   vulkan, metal, dx12 or gl (default: wgpu-native's choice)
 //	GPUMEM_WEBGPU_POWER     low or high (default: the driver's choice)
 //	GPUMEM_WEBGPU_FALLBACK  1 to force the fallback (software) adapter
 //	GPUMEM_WEBGPU_MOVES     copy or compute: how Move runs (default: compute where it can)
+//	GPUMEM_WEBGPU_LIMITS    adapter: ask for every limit the adapter offers
 //
-// Limits are the adapter's own: the device asks for everything the adapter
-// offers.
+// Limits are the device's: WebGPU's defaults for a device created without
+// required limits (New's default), whatever the caller asked for on a
+// wrapped one.
 //
-// Work is recorded into one command encoder and handed to the queue by
-// Submit, Wait, ReadBuffer and ReadTexture. Writes go through the queue
-// (queue.writeBuffer, queue.writeTexture), which runs before any command
-// buffer of the same submit, so a write first submits what is recorded:
-// operations take effect in call order, as the device package requires.
+// # Sharing the queue with a renderer
+//
+// gpumem and the renderer submit to one queue. The contract:
+//
+//   - What records: CopyBuffer, Move, Patch, CopyTextureLayer and
+//     GenerateMips record commands into gpumem's own command encoder;
+//     nothing reaches the queue yet. The managers record through them:
+//     arena growth (a copy into the new buffer), Sweep and Compact (moves),
+//     meshlet address fix-ups (patches), bindless mips and layer copies.
+//   - What writes: WriteBuffer and WriteTexture are queue writes
+//     (queue.writeBuffer, queue.writeTexture). Queue writes run before the
+//     command buffers of the next submit, so a write first submits what
+//     gpumem has recorded (only then: a run of writes costs no submit).
+//     Operations take effect in call order, as the device package requires.
+//   - What submits: Flush (and Submit, Wait, Fence, ReadBuffer,
+//     ReadTexture) submits what gpumem recorded.
+//   - Before the renderer submits command buffers that read gpumem's
+//     buffers or textures, it calls Flush. Its submit then runs after
+//     gpumem's commands and after every write made before it. A frame:
+//     update the managers (mesh Flush, Sweep, ring writes), d.Flush(),
+//     record and submit the renderer's passes, d.Fence() to mark the frame.
+//   - Replaced buffers: growth gives a manager a new buffer (arena
+//     Buffer(), mesh Slices, bindless Version change): rebuild the bind
+//     groups and vertex bindings that named the old one. Moved data: sweeps
+//     and compactions change offsets (arena OnMove, mesh Moved, meshlet
+//     OnChanged): rebuild the draw data that holds them.
+//   - Old buffers: a buffer gpumem released stays alive until the queue has
+//     finished the work submitted before its release, so a command buffer
+//     submitted after Flush may still use the old buffer for that frame.
+//     gpumem destroys it at a Wait, or at a Submit, Flush or Completed that
+//     finds the queue idle. Fence and Completed say which frames the GPU has
+//     finished (ring uses them never to reuse memory a frame may still read).
+//
+// gpumem records into an encoder of its own and submits it itself; it does
+// not record into the renderer's encoder. A frame thus costs one submit of
+// gpumem's (when it recorded anything) before the renderer's.
 //
 // Move runs as compute-shader dispatches over a table of chunks of up to
 // 64 KiB (see plan.go for the plan that keeps a batch's result equal to
@@ -52,10 +87,6 @@
 // Device loss: the binding cannot take a device-lost callback (it hands C a
 // Go pointer, which cgo rejects), so a lost device is noticed only through
 // the errors of later calls, which then return device.ErrDeviceLost.
-//
-// Released buffers and textures are destroyed only once the queue has
-// finished the work recorded before the Release: at the next Wait, or at a
-// Submit that finds the queue idle.
 //
 // On Linux, the Vulkan loader prints "XDG_RUNTIME_DIR is invalid" to stderr
 // when that variable is unset; it is harmless (set it to silence it).

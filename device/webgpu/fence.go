@@ -80,7 +80,7 @@ func rawQueue(q *wgpu.Queue) unsafe.Pointer {
 }
 
 // fenceState is the device's fence bookkeeping. cells is C memory, freed
-// after the device and instance are released (no callback can fire then).
+// by Release once no callback can fire (see Release).
 type fenceState struct {
 	cells *C.gpumemFences
 	last  uint64 // last fence returned by Fence

@@ -148,7 +148,7 @@ func (d *Device) WriteTexture(dt device.Texture, layer, mip uint32, data []byte)
 	if err != nil {
 		return err
 	}
-	if err := d.flush(); err != nil {
+	if err := d.flushRecorded(); err != nil {
 		return err
 	}
 	w, h := t.desc.MipSize(mip)

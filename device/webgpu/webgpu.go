@@ -43,8 +43,9 @@ func (p MovePath) String() string {
 // for the driver's default adapter; a zero field is taken from the
 // environment (see the package documentation).
 type Options struct {
-	// Backend is "vulkan", "metal", "dx12" or "gl"; empty means any
-	// primary backend (Vulkan, Metal, DX12).
+	// Backend is "vulkan", "metal", "dx12" or "gl"; empty lets
+	// wgpu-native choose among every backend it has (it prefers Vulkan,
+	// Metal and DX12 adapters to GL ones of the same kind).
 	Backend string
 	// Power is "low" or "high"; empty leaves the choice to the driver.
 	Power string
@@ -100,32 +101,25 @@ func (o Options) FromEnv() Options {
 	return o
 }
 
-// Instance backend bits (WGPUInstanceBackend in wgpu.h; the binding has no
-// constants for them).
-const (
-	instanceVulkan  wgpu.InstanceBackend = 1 << 0
-	instanceGL      wgpu.InstanceBackend = 1 << 1
-	instanceMetal   wgpu.InstanceBackend = 1 << 2
-	instanceDX12    wgpu.InstanceBackend = 1 << 3
-	instancePrimary                      = instanceVulkan | instanceMetal | instanceDX12
-)
-
-func (o Options) adapterOptions() (wgpu.InstanceBackend, wgpu.RequestAdapterOptions, error) {
+// adapterOptions returns the adapter request opts make. The backend is
+// chosen here, not by the instance: an instance created with a descriptor
+// (WGPUInstanceExtras, where backends are chosen) is never fully destroyed
+// on NVIDIA's Vulkan driver (580), which refuses a process its 30th
+// adapter; the instance New creates has no descriptor.
+func (o Options) adapterOptions() (wgpu.RequestAdapterOptions, error) {
 	ro := wgpu.RequestAdapterOptions{ForceFallbackAdapter: o.Fallback}
-	var backends wgpu.InstanceBackend
 	switch strings.ToLower(o.Backend) {
 	case "":
-		backends = instancePrimary
 	case "vulkan", "vk":
-		backends, ro.BackendType = instanceVulkan, wgpu.BackendTypeVulkan
+		ro.BackendType = wgpu.BackendTypeVulkan
 	case "metal":
-		backends, ro.BackendType = instanceMetal, wgpu.BackendTypeMetal
+		ro.BackendType = wgpu.BackendTypeMetal
 	case "dx12", "d3d12":
-		backends, ro.BackendType = instanceDX12, wgpu.BackendTypeD3D12
+		ro.BackendType = wgpu.BackendTypeD3D12
 	case "gl", "gles", "opengl":
-		backends, ro.BackendType = instanceGL, wgpu.BackendTypeOpenGLES
+		ro.BackendType = wgpu.BackendTypeOpenGLES
 	default:
-		return 0, ro, fmt.Errorf("webgpu: unknown backend %q (want vulkan, metal, dx12 or gl)", o.Backend)
+		return ro, fmt.Errorf("webgpu: unknown backend %q (want vulkan, metal, dx12 or gl)", o.Backend)
 	}
 	switch strings.ToLower(o.Power) {
 	case "":
@@ -134,9 +128,9 @@ func (o Options) adapterOptions() (wgpu.InstanceBackend, wgpu.RequestAdapterOpti
 	case "high", "high-performance":
 		ro.PowerPreference = wgpu.PowerPreferenceHighPerformance
 	default:
-		return 0, ro, fmt.Errorf("webgpu: unknown power preference %q (want low or high)", o.Power)
+		return ro, fmt.Errorf("webgpu: unknown power preference %q (want low or high)", o.Power)
 	}
-	return backends, ro, nil
+	return ro, nil
 }
 
 // AdapterInfo describes the adapter a Device runs on.
@@ -155,14 +149,14 @@ func (a AdapterInfo) String() string {
 // Device is a device.Device on a WebGPU adapter. It is not safe for
 // concurrent use.
 type Device struct {
-	opts     Options
-	instance *wgpu.Instance
-	adapter  *wgpu.Adapter
-	dev      *wgpu.Device
-	queue    *wgpu.Queue
-	info     AdapterInfo
-	limits   device.Limits
-	wlimits  wgpu.Limits
+	opts Options
+	// own holds the instance and adapter of a device New opened; nil for
+	// a wrapped device, whose dev is the caller's.
+	own    *owned
+	dev    *wgpu.Device
+	queue  *wgpu.Queue // gpumem's own reference to dev's queue
+	info   AdapterInfo
+	limits device.Limits
 
 	enc     *wgpu.CommandEncoder // pending commands; nil when none
 	encUsed bool                 // enc holds at least one command
@@ -197,16 +191,22 @@ type Device struct {
 
 var _ device.Device = (*Device)(nil)
 
+// owned are the objects New created beside the device, released with it.
+type owned struct {
+	instance *wgpu.Instance
+	adapter  *wgpu.Adapter
+}
+
 // New opens a device on the adapter that opts (completed from the
 // environment) select. It returns an error wrapping ErrNoAdapter when there
 // is none.
 func New(opts Options) (*Device, error) {
 	opts = opts.FromEnv()
-	backends, ro, err := opts.adapterOptions()
+	ro, err := opts.adapterOptions()
 	if err != nil {
 		return nil, err
 	}
-	instance := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Backends: backends})
+	instance := wgpu.CreateInstance(nil)
 	adapter, err := instance.RequestAdapter(&ro)
 	if err != nil || adapter == nil {
 		instance.Release()
@@ -224,9 +224,9 @@ func New(opts Options) (*Device, error) {
 	// WebGPU's default limits, or with AdapterLimits every limit the
 	// adapter offers. No device-lost callback: the binding stores a Go
 	// pointer in C memory for it, which cgo's checks reject.
-	wl := adapter.GetLimits()
 	var required *wgpu.Limits
 	if opts.AdapterLimits {
+		wl := adapter.GetLimits()
 		required = &wl
 	}
 	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{Label: opts.Label, RequiredLimits: required})
@@ -235,33 +235,15 @@ func New(opts Options) (*Device, error) {
 		instance.Release()
 		return nil, fmt.Errorf("webgpu: request device on %v: %v: %w", info, err, ErrNoAdapter)
 	}
-	d := &Device{
-		opts:     opts,
-		instance: instance,
-		adapter:  adapter,
-		dev:      dev,
-		queue:    dev.GetQueue(),
-		info:     info,
-		wlimits:  wl,
-		buffers:  map[*Buffer]struct{}{},
-		textures: map[*Texture]struct{}{},
+	d, err := attach(dev, opts)
+	if err != nil {
+		dev.Release()
+		adapter.Release()
+		instance.Release()
+		return nil, err
 	}
-	d.limits = device.DefaultLimits()
-	if opts.AdapterLimits {
-		d.limits = device.Limits{
-			MaxBufferSize:               wl.MaxBufferSize &^ (device.CopyAlignment - 1),
-			MaxStorageBufferBindingSize: wl.MaxStorageBufferBindingSize &^ (device.CopyAlignment - 1),
-			MaxUniformBufferBindingSize: wl.MaxUniformBufferBindingSize,
-			UniformOffsetAlignment:      wl.MinUniformBufferOffsetAlignment,
-			StorageOffsetAlignment:      wl.MinStorageBufferOffsetAlignment,
-			MaxTextureSize2D:            wl.MaxTextureDimension2D,
-			MaxArrayLayers:              wl.MaxTextureArrayLayers,
-			CopyAlignment:               device.CopyAlignment,
-			MapAlignment:                device.MapAlignment,
-		}
-	}
-	d.limits = lower(d.limits, opts.Limits)
-	d.fences.init()
+	d.info = info
+	d.own = &owned{instance: instance, adapter: adapter}
 	return d, nil
 }
 
@@ -377,6 +359,17 @@ func (d *Device) flush() error {
 	return nil
 }
 
+// flushRecorded submits the pending command encoder if it holds commands,
+// so that a queue write made next lands after them. Queue writes already
+// made stay queued: they keep their order among themselves and run before
+// the next submit's commands, so a run of writes costs no submit.
+func (d *Device) flushRecorded() error {
+	if d.enc == nil || !d.encUsed {
+		return nil
+	}
+	return d.flush()
+}
+
 // Submit hands the recorded work to the GPU without waiting, and destroys
 // released objects if the queue has gone idle.
 func (d *Device) Submit() error {
@@ -424,7 +417,10 @@ func (d *Device) bury() {
 }
 
 // Release waits for the GPU, destroys every buffer and texture the device
-// holds, and releases the device. It is idempotent and nil-safe.
+// holds and every object gpumem created, and releases gpumem's reference
+// to the queue. A device from New is released with its adapter and
+// instance; a wrapped device is left to its owner, working. Release is
+// idempotent and nil-safe.
 func (d *Device) Release() {
 	if d == nil || d.released {
 		return
@@ -452,8 +448,16 @@ func (d *Device) Release() {
 	}
 	d.released = true
 	d.queue.Release()
-	d.dev.Release()
-	d.adapter.Release()
-	d.instance.Release()
-	d.fences.free()
+	if d.own != nil {
+		d.dev.Release()
+		d.own.adapter.Release()
+		d.own.instance.Release()
+		d.fences.free()
+	} else if !d.lost {
+		// The caller's device lives on; the wait above fired every
+		// work-done callback, so none can write to the cells later.
+		d.fences.free()
+	}
+	// A lost wrapped device may still fire callbacks when its owner polls
+	// it: its 16 bytes of cells stay allocated.
 }

@@ -90,3 +90,18 @@ func TestRawInterop(t *testing.T) {
 	}
 	_ = other
 }
+
+// TestConformanceWrapped runs the suite on devices the test creates
+// through the binding and hands to gpumem with Wrap, as a renderer does;
+// after each test gpumem's Release must leave the caller's device
+// working (testdevice.Raw checks it).
+func TestConformanceWrapped(t *testing.T) {
+	devicetest.Run(t, func(t *testing.T) device.Device {
+		d, err := webgpu.Wrap(testdevice.Raw(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(d.Release)
+		return d
+	})
+}
