@@ -22,6 +22,7 @@ type Stats struct {
 	Growths            uint64 // new buffers made for growth
 	BytesCopied        uint64 // bytes copied by growths
 	FullCompactions    uint64 // full compactions, by Compact or on refusal
+	SweepSteps         uint64 // allocations visited by sweeps and compactions, moved or not (Budget.Steps spends these)
 	Moves              uint64 // allocations moved by sweeps and compactions
 	BytesMoved         uint64 // bytes those moves moved
 	SweepsArmed        uint64 // sweep episodes started

@@ -145,6 +145,7 @@ func (a *Arena) sweep(b Budget) (completed bool, err error) {
 			bytes += uint64(s.elems) * e
 		}
 		a.sw.cursor = a.after(id)
+		a.stats.SweepSteps++
 	}
 	return completed, a.flush(bytes)
 }
