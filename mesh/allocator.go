@@ -146,6 +146,9 @@ func (a *Allocator) parse(m Mesh) ([2]part, error) {
 			return ps, fmt.Errorf("%w: %d vertex bytes with stride %d", ErrInvalidMesh, len(m.Vertices), m.VertexStride)
 		}
 		ps[Vertices] = part{layout: VertexLayout(m.VertexStride)}
+		if ps[Vertices].layout.SlotBytes() == 0 {
+			return ps, fmt.Errorf("%w: stride %d: a slot of %d vertices passes 2^32 bytes", ErrInvalidMesh, m.VertexStride, ps[Vertices].layout.ElemsPerSlot())
+		}
 		if err := a.count(&ps[Vertices], len(m.Vertices)); err != nil {
 			return ps, err
 		}
@@ -336,6 +339,8 @@ func (a *Allocator) slice(p *part) Slice {
 		if err != nil {
 			panic(fmt.Sprintf("mesh: placed range not in its slab: %v", err)) // a bug
 		}
+		// Slabs hold at most 2^32-1 elements (see Settings.shape), so
+		// neither Start nor End wraps.
 		start := off * p.layout.ElemsPerSlot()
 		return Slice{Buffer: p.slab.ar.Buffer(), Start: start, End: start + p.elems}
 	case p.own != nil:

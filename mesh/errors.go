@@ -17,8 +17,10 @@ var (
 	// allocator cannot hold: vertex bytes that are not a whole number of
 	// vertices (or a zero stride with vertex bytes), index bytes that are
 	// not a whole number of indices, an index format other than Uint16 or
-	// Uint32, more than 2^32-1 elements, or one array larger than the
-	// device's largest buffer.
+	// Uint32, more than 2^32-1 elements, a vertex stride whose slot
+	// (Layout.SlotBytes) passes 2^32 bytes, or one array larger than the
+	// device's largest buffer. A mesh refused here is not staged: it never
+	// reaches a Flush, so it cannot hold up other meshes' uploads.
 	ErrInvalidMesh = errors.New("mesh: invalid mesh data")
 
 	// ErrInvalidHandle is returned for a Handle that is not live in this

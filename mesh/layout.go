@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpumem/gpumem/device"
 )
@@ -82,8 +83,17 @@ func (l Layout) ElemsPerSlot() uint32 {
 	return 4
 }
 
-// SlotBytes returns the size of one slot in bytes, a multiple of 4. O(1).
-func (l Layout) SlotBytes() uint32 { return l.ElemBytes * l.ElemsPerSlot() }
+// SlotBytes returns the size of one slot in bytes, a multiple of 4, or 0
+// when it does not fit in 32 bits (ElemBytes above 2^30 and not a
+// multiple of 4): no slab can hold such a layout, and Add refuses it with
+// ErrInvalidMesh. O(1).
+func (l Layout) SlotBytes() uint32 {
+	b := uint64(l.ElemBytes) * uint64(l.ElemsPerSlot())
+	if b > math.MaxUint32 {
+		return 0
+	}
+	return uint32(b)
+}
 
 // Slots returns how many slots elems elements take. O(1).
 func (l Layout) Slots(elems uint32) uint32 {

@@ -105,10 +105,13 @@ type slabShape struct {
 }
 
 // shape returns the slab sizes of l in slots: MinSlabBytes rounded up,
-// MaxSlabBytes rounded down (0 when a slot is larger than a slab).
+// MaxSlabBytes rounded down (0 when a slot is larger than a slab). A slab
+// never holds more than 2^32-1 elements, so every Slice's Start and End
+// fit their 32 bits (a slab of 2-byte indices above 8 GiB would not). l
+// has a SlotBytes (parse checked it).
 func (s *Settings) shape(l Layout) slabShape {
 	sb := uint64(l.SlotBytes())
-	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems)
+	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems, math.MaxUint32/uint64(l.ElemsPerSlot()))
 	minSlots := min(max((s.MinSlabBytes+sb-1)/sb, 1), maxSlots)
 	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots)}
 }

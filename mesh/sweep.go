@@ -11,7 +11,8 @@ import (
 // free region adding up to an eighth of what it holds, or more), and runs the armed slabs' sweeps,
 // starting from a different slab each call so none starves, until budget
 // is spent. Zero fields of budget take arena.DefaultBudget's; the budget
-// bounds the whole call, not each slab. Moved ranges are reported through
+// bounds the whole call, not each slab: moves, bytes and steps (ranges
+// visited) alike. Moved ranges are reported through
 // Settings.OnMove and Moved. O(slabs + budget); it does not allocate but to
 // grow the moved list.
 func (a *Allocator) Sweep(budget arena.Budget) error {
@@ -28,8 +29,11 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 	if b.Steps <= 0 {
 		b.Steps = arena.DefaultBudget.Steps
 	}
+	// Each slab's sweep gets what the slabs before it left of every
+	// field: a field spent ends the call (a zero field passed on would
+	// mean the arena's default, not nothing).
 	n := len(a.slabs)
-	for i := 0; i < n && b.Moves > 0 && b.Bytes > 0; i++ {
+	for i := 0; i < n && b.Moves > 0 && b.Bytes > 0 && b.Steps > 0; i++ {
 		s := a.slabs[(a.sweepNext+i)%n]
 		if !s.ar.Armed() {
 			st := s.ar.Stats()
@@ -41,6 +45,7 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 			}
 			s.ar.Arm()
 		}
+		steps := s.ar.Stats().SweepSteps
 		moves, err := s.ar.Sweep(b)
 		if err != nil {
 			return fmt.Errorf("mesh: sweep slab of %v: %w", s.layout, err)
@@ -51,6 +56,7 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 		}
 		b.Moves -= len(moves)
 		b.Bytes -= min(bytes, b.Bytes)
+		b.Steps -= int(min(s.ar.Stats().SweepSteps-steps, uint64(b.Steps)))
 	}
 	if n > 0 {
 		a.sweepNext = (a.sweepNext + 1) % n

@@ -1,0 +1,27 @@
+package mesh
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// TestShapeFitsSlices: a slab never holds more elements than a Slice's
+// 32-bit Start and End can count, however large the device's buffers
+// (issue 21: Start was computed in 32 bits for slabs above 4 GiB of
+// elements, 2-byte indices in a slab above 8 GiB).
+func TestShapeFitsSlices(t *testing.T) {
+	lim := device.DefaultLimits()
+	lim.MaxBufferSize = 1 << 40
+	s, err := Settings{MaxSlabBytes: 1 << 40}.resolve(lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []Layout{IndexLayout(Uint16), IndexLayout(Uint32), VertexLayout(1), VertexLayout(2), VertexLayout(3), VertexLayout(4), VertexLayout(6), VertexLayout(12)} {
+		sh := s.shape(l)
+		if elems := uint64(sh.maxSlots) * uint64(l.ElemsPerSlot()); elems > math.MaxUint32 || sh.maxSlots == 0 {
+			t.Errorf("%v: slabs of up to %d slots, %d elements: Slice.End would wrap", l, sh.maxSlots, elems)
+		}
+	}
+}
