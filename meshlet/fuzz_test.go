@@ -24,8 +24,13 @@ func FuzzManager(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 4, 9, 1, 7, 3, 2, 2, 2, 3, 0, 0, 4, 1, 0, 5, 2, 0, 6, 0, 0})
 	f.Add([]byte{0, 0, 0, 200, 255, 0, 200, 255, 3, 0, 0, 7, 0, 0, 5, 0, 0, 0, 1, 1, 5, 7, 0})
 	f.Add([]byte{4, 3, 1, 7, 15, 1, 7, 15, 4, 1, 0, 4, 2, 0, 3, 0, 0, 7, 0, 0, 5, 3, 0, 6, 0, 0})
+	f.Add([]byte{2, 1, 0, 5, 1, 0, 5, 1, 0, 5, 1, 3, 0, 0, 3, 2, 0, 7, 0, 0, 5, 1, 1, 7, 3, 1, 7, 2, 3})
 	f.Fuzz(fuzzManager)
 }
+
+// hostileAddrs are address words past any batch's data, near 2^31 and
+// 2^32, where a word index plus the data's offset wraps.
+var hostileAddrs = []uint32{1<<32 - 1, 1<<32 - 4, 1 << 31, 1<<31 - 1, 1<<32 - 64, 4097, 1 << 16}
 
 func fuzzManager(t *testing.T, in []byte) {
 	if len(in) < 2 {
@@ -48,9 +53,28 @@ func fuzzManager(t *testing.T, in []byte) {
 			md.remove(int(a) % len(md.live))
 		case op == 4 && len(md.live) > 0:
 			_, err = md.clone(md.live[int(a)%len(md.live)])
-		case op == 5:
+		case op == 5 && b&1 == 0:
 			md.sweep(arena.Budget{Moves: 1 + int(a%8)})
 			md.verify(fmt.Sprintf("command %d: sweep", i/3))
+		case op == 5: // a sweep of a few steps in all, over both arenas
+			steps := 1 + int(a%4)
+			before := md.m.Stats()
+			md.sweep(arena.Budget{Steps: steps, Moves: 64})
+			after := md.m.Stats()
+			if n := after.Data.SweepSteps - before.Data.SweepSteps + after.Rows.SweepSteps - before.Rows.SweepSteps; n > uint64(steps) {
+				t.Fatalf("command %d: Sweep of %d steps took %d", i/3, steps, n)
+			}
+			md.verify(fmt.Sprintf("command %d: sweep", i/3))
+		case op == 7 && b&1 == 1: // a hostile address word: refused, nothing placed
+			w := md.makeBatch(1+a%8, 1)
+			w.rows[md.opts.AddressWord] = hostileAddrs[int(b>>1)%len(hostileAddrs)]
+			before := md.m.Stats()
+			if _, err := md.m.Add(w.data, w.rows); !errors.Is(err, meshlet.ErrInvalidAddress) {
+				t.Fatalf("command %d: Add with address word %d of %d words: %v, want ErrInvalidAddress", i/3, w.rows[md.opts.AddressWord], len(w.data), err)
+			}
+			if after := md.m.Stats(); after != before {
+				t.Fatalf("command %d: a refused Add changed the stats", i/3)
+			}
 		case op == 6:
 			md.compact()
 			md.verify(fmt.Sprintf("command %d: compact", i/3))

@@ -570,3 +570,32 @@ func TestCloneAfterCompaction(t *testing.T) {
 	}
 	md.verify("clone after compaction")
 }
+
+// TestSweepStepsPerCall: Sweep's Steps budget is spent across both arenas,
+// as Moves and Bytes are: one step moves one allocation, data or rows, in
+// all (issue 21's class: mesh.Sweep had it per slab).
+func TestSweepStepsPerCall(t *testing.T) {
+	md := newModel(t, openHost(t), meshlet.Options{RowWords: 4, AddressWord: 1}, 21)
+	var hs []meshlet.BatchHandle
+	for range 16 {
+		h, err := md.add(64, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	for i := 0; i < len(hs); i += 2 {
+		md.remove(md.pos[hs[i]])
+	}
+	md.m.Arm()
+	for _, steps := range []int{1, 2, 3} {
+		before := md.m.Stats()
+		md.sweep(arena.Budget{Steps: steps, Moves: 1000, Bytes: 1 << 30})
+		after := md.m.Stats()
+		moves := after.Data.Moves - before.Data.Moves + after.Rows.Moves - before.Rows.Moves
+		if moves > uint64(steps) || moves == 0 {
+			t.Fatalf("Sweep of %d steps moved %d allocations (data and rows), want 1 to %d", steps, moves, steps)
+		}
+	}
+	md.verify("after the sweeps")
+}

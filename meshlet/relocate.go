@@ -138,10 +138,10 @@ func (m *Manager) settle(err error) error {
 // the manager's, valid until its next call.
 //
 // The budget (zero fields take Options.Budget's) is spent across both
-// arenas: the second gets the moves and bytes the first left, and none
-// when the first spent them; the arenas take turns going first, so neither
-// starves. Steps are counted in each arena. O(budget + patched rows); no
-// allocation once the manager's reused slices have grown.
+// arenas: the second gets the moves, bytes and steps the first left, and
+// none when the first spent any of them; the arenas take turns going
+// first, so neither starves. O(budget + patched rows); no allocation once
+// the manager's reused slices have grown.
 func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 	if m.gone {
 		return nil, ErrReleased
@@ -153,15 +153,18 @@ func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 	}
 	m.stats.Sweeps++
 	m.begin()
+	steps := first.Stats().SweepSteps
 	moves, err := first.Sweep(b)
 	if err == nil {
 		var bytes uint64
 		for _, mv := range moves {
 			bytes += uint64(mv.Elems) * uint64(first.ElemSize())
 		}
-		if len(moves) < b.Moves && bytes < b.Bytes {
+		spent := first.Stats().SweepSteps - steps
+		if len(moves) < b.Moves && bytes < b.Bytes && spent < uint64(b.Steps) {
 			b.Moves -= len(moves)
 			b.Bytes -= bytes
+			b.Steps -= int(spent)
 			_, err = second.Sweep(b)
 		}
 	}
