@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package webgpu is a device.Device on a real GPU, through WebGPU
 // (github.com/oliverbestmann/webgpu, wgpu-native, on Vulkan, Metal, DX12 or
 // GL). On a machine without a GPU it runs on Mesa's software Vulkan driver,
