@@ -61,13 +61,16 @@ func SaveOffsets(name string, offsets []uint32) (err error) {
 
 // ReadOffsets reads an offsets file (gzip-compressed or not, detected by its
 // magic bytes). A line that is neither "-" nor a decimal offset below
-// 2^32-1 is a *ParseError wrapping ErrSyntax; name is used in errors only.
+// 2^32-1 is a *ParseError wrapping ErrSyntax; an input that fails to read
+// (a truncated gzip stream) is a *ParseError wrapping its error
+// (io.ErrUnexpectedEOF), never ErrSyntax for the line it cut short. name
+// is used in errors only.
 func ReadOffsets(r io.Reader, name string) ([]uint32, error) {
 	src, err := decompress(r)
 	if err != nil {
 		return nil, &ParseError{Name: name, Err: err}
 	}
-	sc := bufio.NewScanner(src)
+	sc := newLineScanner(src)
 	var offsets []uint32
 	line := 0
 	for sc.Scan() {

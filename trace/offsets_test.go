@@ -2,7 +2,9 @@ package trace_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,5 +67,37 @@ func TestReadOffsetsErrors(t *testing.T) {
 	}
 	if _, err := trace.LoadOffsets(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestReadOffsetsTruncatedGzip: a gzipped offsets file cut anywhere is a
+// *ParseError wrapping io.ErrUnexpectedEOF, never ErrSyntax for the line
+// the cut ends in (issue 21's class).
+func TestReadOffsetsTruncatedGzip(t *testing.T) {
+	offs := make([]uint32, 400)
+	for i := range offs {
+		offs[i] = uint32(i) * 1_000_003
+	}
+	offs[7] = trace.Refused
+	var text bytes.Buffer
+	if err := trace.WriteOffsets(&text, offs); err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(text.Bytes())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz := z.Bytes()
+	for cut := 2; cut < len(gz); cut++ {
+		_, err := trace.ReadOffsets(bytes.NewReader(gz[:cut]), "cut.gz")
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("cut at %d of %d: %v, want io.ErrUnexpectedEOF", cut, len(gz), err)
+		}
+	}
+	got, err := trace.ReadOffsets(bytes.NewReader(gz), "whole.gz")
+	if err != nil || len(got) != len(offs) {
+		t.Fatalf("whole file: %d offsets, %v", len(got), err)
 	}
 }

@@ -72,10 +72,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if err != nil {
 		return nil, &ParseError{Name: name, Line: 0, Err: err}
 	}
-	sr := &sourceReader{r: src}
-	sc := bufio.NewScanner(sr)
-	sc.Split(sr.lines)
-	tr := &Reader{name: name, sc: sc, live: make(map[uint64]uint32)}
+	tr := &Reader{name: name, sc: newLineScanner(src), live: make(map[uint64]uint32)}
 	if err := tr.header(); err != nil {
 		return nil, err
 	}
@@ -94,6 +91,15 @@ func decompress(r io.Reader) (io.Reader, error) {
 		return gzip.NewReader(br)
 	}
 	return br, nil
+}
+
+// newLineScanner returns a scanner of src's lines that never yields a
+// line cut short by a failed read (see sourceReader.lines).
+func newLineScanner(src io.Reader) *bufio.Scanner {
+	sr := &sourceReader{r: src}
+	sc := bufio.NewScanner(sr)
+	sc.Split(sr.lines)
+	return sc
 }
 
 // sourceReader remembers the first error of the reader it wraps other
