@@ -101,6 +101,7 @@ type Allocator struct {
 	scratch  []piece
 	unplaced []piece
 	pad      []byte // scratch for an array's last slot, padded with zeros
+	runs     runs   // the frame's slab uploads, coalesced (flush.go)
 
 	moved     []Handle // since the last Moved call
 	movedOut  []Handle // Moved's result
