@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gpumem/gpumem/examples/internal/scene"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// The test renders 300 frames of the scene through gpumem, then the same
+// final scene again from resources of its own, without gpumem: a vertex
+// and an index buffer and a texture per mesh, and plain buffers for the
+// constants. Both go through the same vertex stage and pipeline state;
+// only where the data comes from differs. The images must be equal pixel
+// for pixel (nearest sampling: a texel from the wrong layer or a vertex
+// from the wrong range shows).
+func TestMatchesOwnBuffers(t *testing.T) {
+	g := testGPU(t)
+
+	cfg := config{frames: 300, width: 256, height: 256, seed: 1}
+	got, st, err := render(g.device, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", st)
+	// The run must have done what the example is there to show.
+	if st.Removed == 0 || st.Mesh.Growths == 0 || st.Mesh.Moves == 0 || st.Rebuilt == 0 ||
+		st.Bindless.Pages < 3 || st.PageRebuilds < 2 || st.Bindless.FreeLayers+st.Bindless.Registered < st.Drawn/2 {
+		t.Fatalf("the run did not stream, grow, sweep and page as it should: %+v", st)
+	}
+
+	// The same final scene, replayed without a GPU.
+	sc := scene.New(cfg.seed)
+	for range cfg.frames {
+		sc.Step()
+	}
+	want := renderReference(t, g.device, sc, cfg)
+	if err := scene.CheckImage(want); err != nil {
+		t.Fatalf("reference: %v", err)
+	}
+	if err := scene.CheckImage(got); err != nil {
+		t.Fatal(err)
+	}
+	diff := 0
+	for p := 0; p < len(want.Pix); p += 4 {
+		if [4]byte(want.Pix[p:p+4]) != [4]byte(got.Pix[p:p+4]) {
+			diff++
+		}
+	}
+	if diff > 0 {
+		dir, err := os.MkdirTemp("", "offscreen-test-")
+		if err == nil {
+			err = errors.Join(os.WriteFile(filepath.Join(dir, "got.png"), encodePNG(t, got), 0o644),
+				os.WriteFile(filepath.Join(dir, "want.png"), encodePNG(t, want), 0o644))
+		}
+		t.Fatalf("%d of %d pixels differ from the reference (got.png and want.png in %s: %v)", diff, len(want.Pix)/4, dir, err)
+	}
+}
+
+// referenceWGSL samples the one texture bound for the draw.
+const referenceWGSL = `
+@group(1) @binding(0) var samp: sampler;
+@group(1) @binding(1) var tex: texture_2d<f32>;
+
+@fragment fn fs(in: VOut) -> @location(0) vec4f {
+	return textureSampleLevel(tex, samp, in.uv, 0.0) * in.tint;
+}
+`
+
+// renderReference draws sc's live items from buffers and textures of
+// their own and returns the image.
+func renderReference(t *testing.T, wd *wgpu.Device, sc *scene.Scene, cfg config) *image.RGBA {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rel []interface{ Release() }
+	defer func() {
+		for _, o := range rel {
+			o.Release()
+		}
+	}()
+	pipeline, err := scene.NewPipeline(wd, wgpu.TextureFormatRGBA8Unorm, referenceWGSL)
+	must(err)
+	sampler, err := scene.NewSampler(wd)
+	must(err)
+	rel = append(rel, pipeline, sampler)
+	buffer := func(data []byte, usage wgpu.BufferUsage) *wgpu.Buffer {
+		padded := make([]byte, (len(data)+3)&^3)
+		copy(padded, data)
+		b, err := wd.TryCreateBufferInit(&wgpu.BufferInitDescriptor{Contents: padded, Usage: usage})
+		must(err)
+		rel = append(rel, b)
+		return b
+	}
+	q := wd.GetQueue()
+	rel = append(rel, q)
+	texture := func(size uint32, pixels []byte) *wgpu.TextureView {
+		extent := wgpu.Extent3D{Width: size, Height: size, DepthOrArrayLayers: 1}
+		tex, err := wd.TryCreateTexture(&wgpu.TextureDescriptor{
+			Size: extent, MipLevelCount: 1, SampleCount: 1, Dimension: wgpu.TextureDimension2D,
+			Format: wgpu.TextureFormatRGBA8Unorm, Usage: wgpu.TextureUsageTextureBinding | wgpu.TextureUsageCopyDst,
+		})
+		must(err)
+		must(q.TryWriteTexture(tex.AsImageCopy(), pixels, &wgpu.TexelCopyBufferLayout{BytesPerRow: 4 * size, RowsPerImage: size}, &extent))
+		v, err := tex.TryCreateView(nil)
+		must(err)
+		rel = append(rel, tex, v)
+		return v
+	}
+	white := texture(1, []byte{255, 255, 255, 255})
+
+	items := sc.Items()
+	var table []byte
+	for _, it := range items {
+		table = scene.AppendDraw(table, it, 0) // no bindless handle: each draw binds its texture
+	}
+	frame := buffer(scene.FrameConstants(sc.Frame(), cfg.width, cfg.height), wgpu.BufferUsageUniform)
+	draws := buffer(table, wgpu.BufferUsageStorage)
+	constants, err := wd.TryCreateBindGroup(&wgpu.BindGroupDescriptor{Layout: pipeline.GetBindGroupLayout(0), Entries: []wgpu.BindGroupEntry{
+		{Binding: 0, Buffer: frame, Size: wgpu.WholeSize},
+		{Binding: 1, Buffer: draws, Size: wgpu.WholeSize},
+	}})
+	must(err)
+	rel = append(rel, constants)
+
+	target, err := wd.TryCreateTexture(&wgpu.TextureDescriptor{
+		Size:          wgpu.Extent3D{Width: cfg.width, Height: cfg.height, DepthOrArrayLayers: 1},
+		MipLevelCount: 1, SampleCount: 1, Dimension: wgpu.TextureDimension2D,
+		Format: wgpu.TextureFormatRGBA8Unorm, Usage: wgpu.TextureUsageRenderAttachment | wgpu.TextureUsageCopySrc,
+	})
+	must(err)
+	view, err := target.TryCreateView(nil)
+	must(err)
+	rel = append(rel, target, view)
+	enc, err := wd.TryCreateCommandEncoder(nil)
+	must(err)
+	rel = append(rel, enc)
+	pass := enc.BeginRenderPass(&wgpu.RenderPassDescriptor{ColorAttachments: []wgpu.RenderPassColorAttachment{{
+		View: view, LoadOp: wgpu.LoadOpClear, StoreOp: wgpu.StoreOpStore, ClearValue: scene.ClearColor,
+	}}})
+	pass.SetPipeline(pipeline)
+	pass.SetBindGroup(0, constants, nil)
+	for k, it := range items {
+		tex := white
+		if it.Pixels != nil {
+			tex = texture(scene.TextureSize, it.Pixels)
+		}
+		group, err := wd.TryCreateBindGroup(&wgpu.BindGroupDescriptor{Layout: pipeline.GetBindGroupLayout(1), Entries: []wgpu.BindGroupEntry{
+			{Binding: 0, Sampler: sampler},
+			{Binding: 1, TextureView: tex},
+		}})
+		must(err)
+		rel = append(rel, group)
+		pass.SetBindGroup(1, group, nil)
+		pass.SetVertexBuffer(0, buffer(it.Mesh.Vertices, wgpu.BufferUsageVertex), 0, wgpu.WholeSize)
+		pass.SetIndexBuffer(buffer(it.Mesh.Indices, wgpu.BufferUsageIndex), wgpu.IndexFormatUint16, 0, wgpu.WholeSize)
+		pass.DrawIndexed(uint32(len(it.Mesh.Indices)/2), 1, 0, 0, uint32(k))
+	}
+	must(pass.TryEnd())
+	pass.Release()
+	cb, err := enc.TryFinish(nil)
+	must(err)
+	q.Submit(cb)
+	cb.Release()
+	img, err := readPixels(wd, target, cfg.width, cfg.height)
+	must(err)
+	return img
+}
+
+func encodePNG(t *testing.T, img image.Image) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// testGPU opens the example's GPU, or skips t where there is no adapter
+// (fails it when CI=true: CI must run it).
+func testGPU(t *testing.T) *gpu {
+	t.Helper()
+	g, err := openGPU()
+	if errors.Is(err, errNoAdapter) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must run the webgpu tests: %v", err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.release)
+	return g
+}
+
+// TestRun runs the command's path end to end, a short run to a PNG file.
+func TestRun(t *testing.T) {
+	testGPU(t).release() // skip where there is no adapter
+	out := filepath.Join(t.TempDir(), "out.png")
+	if err := run(config{frames: 20, width: 96, height: 64, seed: 7}, out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 96 || b.Dy() != 64 {
+		t.Fatalf("image of %v, want 96x64", b)
+	}
+	if err := scene.CheckImage(img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		frames int
+		size   string
+		args   []string
+	}{
+		{0, "64x64", nil},
+		{-3, "64x64", nil},
+		{10, "64", nil},
+		{10, "0x64", nil},
+		{10, "64x-1", nil},
+		{10, "99999x64", nil},
+		{10, "axb", nil},
+		{10, "64x64", []string{"extra"}},
+	} {
+		cfg := config{frames: c.frames}
+		if err := cfg.parse(c.size, c.args); err == nil {
+			t.Errorf("-frames %d -size %q %q: no error", c.frames, c.size, c.args)
+		}
+	}
+	cfg := config{frames: 1}
+	if err := cfg.parse("640x480", nil); err != nil || cfg.width != 640 || cfg.height != 480 {
+		t.Errorf("-size 640x480: %v, %dx%d", err, cfg.width, cfg.height)
+	}
+}
