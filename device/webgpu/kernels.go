@@ -216,7 +216,8 @@ type kernel struct {
 	layout   *wgpu.BindGroupLayout
 }
 
-// kernels are the device's compute pipelines.
+// kernels are the device's compute pipelines; a zero kernel is not built
+// yet.
 type kernels struct {
 	copyVec4, copyShift, copyWord, patch, mip kernel
 }
@@ -231,29 +232,43 @@ func (k *kernels) release() {
 	}
 }
 
-// kernelsOrErr builds the compute pipelines on first use.
-func (d *Device) kernelsOrErr() (*kernels, error) {
-	if d.kernels != nil {
-		return d.kernels, nil
+// kernelSet names kernels to build.
+type kernelSet uint8
+
+const (
+	moveKernels kernelSet = 1 << iota // copyVec4, copyShift, copyWord
+	patchKernel
+	mipKernel
+)
+
+// kernelsOrErr returns the device's compute pipelines with those of need
+// built: each is built on its first use, so a device that only moves
+// never compiles the patch and mip kernels.
+func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
+	if d.kernels == nil {
+		d.kernels = &kernels{}
 	}
-	k := &kernels{}
+	k := d.kernels
 	for _, s := range []struct {
+		set  kernelSet
 		dst  *kernel
 		name string
 		code string
 	}{
-		{&k.copyVec4, "gpumem copy vec4", copyVec4WGSL},
-		{&k.copyShift, "gpumem copy shift", copyShiftWGSL},
-		{&k.copyWord, "gpumem copy word", copyWordWGSL},
-		{&k.patch, "gpumem patch", patchWGSL},
-		{&k.mip, "gpumem mip", mipWGSL},
+		{moveKernels, &k.copyVec4, "gpumem copy vec4", copyVec4WGSL},
+		{moveKernels, &k.copyShift, "gpumem copy shift", copyShiftWGSL},
+		{moveKernels, &k.copyWord, "gpumem copy word", copyWordWGSL},
+		{patchKernel, &k.patch, "gpumem patch", patchWGSL},
+		{mipKernel, &k.mip, "gpumem mip", mipWGSL},
 	} {
+		if need&s.set == 0 || s.dst.pipeline != nil {
+			continue
+		}
 		mod, err := d.dev.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{
 			Label:      s.name,
 			WGSLSource: &wgpu.ShaderSourceWGSL{Code: s.code},
 		})
 		if err != nil {
-			k.release()
 			return nil, d.fail(fmt.Sprintf("compile %s", s.name), err)
 		}
 		p, err := d.dev.TryCreateComputePipeline(&wgpu.ComputePipelineDescriptor{
@@ -262,11 +277,9 @@ func (d *Device) kernelsOrErr() (*kernels, error) {
 		})
 		mod.Release()
 		if err != nil {
-			k.release()
 			return nil, d.fail(fmt.Sprintf("create pipeline %s", s.name), err)
 		}
 		*s.dst = kernel{pipeline: p, layout: p.GetBindGroupLayout(0)}
 	}
-	d.kernels = k
 	return k, nil
 }

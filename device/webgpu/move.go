@@ -56,7 +56,7 @@ func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) erro
 	if path == MoveCopy {
 		return d.moveCopies(b, p)
 	}
-	k, err := d.kernelsOrErr()
+	k, err := d.kernelsOrErr(moveKernels)
 	if err != nil {
 		if d.opts.Moves == MoveCompute || d.lost {
 			return err

@@ -25,7 +25,7 @@ func (d *Device) Patch(db device.Buffer, patches []device.Patch) error {
 	if len(patches) == 0 {
 		return nil
 	}
-	k, err := d.kernelsOrErr()
+	k, err := d.kernelsOrErr(patchKernel)
 	if err != nil {
 		return err
 	}

@@ -309,7 +309,7 @@ func (d *Device) GenerateMips(dt device.Texture, layer uint32) error {
 	if total > d.limits.MaxStorageBufferBindingSize || total > d.limits.MaxBufferSize {
 		return d.generateMipsOnHost(t, layer)
 	}
-	k, err := d.kernelsOrErr()
+	k, err := d.kernelsOrErr(mipKernel)
 	if err != nil {
 		return err
 	}
