@@ -62,8 +62,9 @@ free) and moves per frame. The same seed gives the same numbers on every
 device, except timings: the ring buffer and the frame arena see the GPU
 two frames behind (three frames in flight) whatever its pace.
 
-The device is webgpu when an adapter is found, else host; see gpumem help
-devbench for choosing an adapter.
+The device is webgpu when an adapter is found, else host (pure Go memory);
+-device picks one: host, webgpu, or webgpu on a backend (vulkan, metal on
+macOS, dx12 on Windows, gl), as in gpumem devbench.
 
 Flags:
 `
@@ -85,24 +86,32 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	var cfg demoConfig
-	fs.StringVar(&cfg.device, "device", "", "`backend`: host or webgpu (default webgpu when an adapter is found, else host)")
+	fs.StringVar(&cfg.device, "device", "", deviceFlagHelp+" (default webgpu when an adapter is found, else host)")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "random `seed` of the scene")
 	fs.IntVar(&cfg.frames, "frames", 300, "simulate `N` frames")
 	fs.StringVar(&cfg.report, "o", "gpumem-report.html", "write the HTML report to `FILE` (\"\" for none)")
 	fs.StringVar(&cfg.dump, "dump", "", "write the last frame's JSON dump to `FILE` (for gpumem map)")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return &usageError{msg: err.Error(), reported: true}
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	switch {
-	case fs.NArg() != 0:
-		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case len(rest) != 0:
+		return usagef("unexpected arguments: %s (demo takes flags only)", strings.Join(rest, " "))
 	case cfg.frames < 1 || cfg.frames > 100000:
 		return usagef("-frames %d: want 1 to 100000", cfg.frames)
-	case cfg.device != "" && cfg.device != "host" && cfg.device != "webgpu":
-		return usagef("-device %q: want host or webgpu", cfg.device)
+	}
+	if err := checkDevice(cfg.device, true); err != nil {
+		return err
+	}
+	// The output files are checked before the simulation, not after it.
+	for _, out := range []struct{ flag, name string }{{"-o", cfg.report}, {"-dump", cfg.dump}} {
+		if out.name == "" {
+			continue
+		}
+		if err := checkWritable(out.name); err != nil {
+			return fmt.Errorf("%s: %w", out.flag, err)
+		}
 	}
 	dev, name, err := openDemoDevice(cfg.device)
 	if err != nil {
@@ -140,15 +149,15 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// openDemoDevice opens the device kind asks for; "" means webgpu when an
-// adapter is found, else host.
+// openDemoDevice opens the device kind asks for (a -device value); ""
+// means webgpu when an adapter is found, else host.
 func openDemoDevice(kind string) (device.Device, string, error) {
 	if kind != "host" {
-		d, err := webgpu.New(webgpu.Options{})
+		d, err := openWebGPU(kind, webgpu.Options{})
 		switch {
 		case err == nil:
 			return d, "webgpu: " + d.Info().String(), nil
-		case kind == "webgpu" || !errors.Is(err, webgpu.ErrNoAdapter):
+		case kind != "" || !errors.Is(err, webgpu.ErrNoAdapter):
 			return nil, "", fmt.Errorf("open webgpu device: %w", err)
 		}
 	}

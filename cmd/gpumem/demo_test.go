@@ -141,7 +141,7 @@ func TestDemoUsage(t *testing.T) {
 		status int
 		stderr string
 	}{
-		{[]string{"demo", "-device", "vulkan"}, 2, `-device "vulkan": want host or webgpu`},
+		{[]string{"demo", "-device", "cuda"}, 2, `-device "cuda": want host, webgpu, vulkan, metal, dx12 or gl`},
 		{[]string{"demo", "-frames", "0"}, 2, "-frames 0"},
 		{[]string{"demo", "extra"}, 2, "unexpected arguments: extra"},
 		{[]string{"demo", "-nope"}, 2, "flag provided but not defined"},

@@ -27,7 +27,9 @@ that the cost of submitting does not count; "record" is the CPU time of the
 call that records one batch. Each number is the median of -iters submits
 after one warm-up batch.
 
-The adapter is chosen by the flags, or else by GPUMEM_WEBGPU_BACKEND,
+The adapter is chosen by -device (as in gpumem demo, but a GPU is needed:
+webgpu for any adapter, or one backend: vulkan, metal on macOS, dx12 on
+Windows, gl), -power and -fallback, or else by GPUMEM_WEBGPU_BACKEND,
 GPUMEM_WEBGPU_POWER and GPUMEM_WEBGPU_FALLBACK. On an NVIDIA machine whose
 Vulkan loader does not find the driver, set
 VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -64,23 +66,26 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 		totalMiB uint64
 		opts     webgpu.Options
 		only     string
+		dev      string
 	)
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per case instead of a table")
 	fs.IntVar(&iters, "iters", 5, "measure `N` batches per case; numbers are medians")
 	fs.Uint64Var(&totalMiB, "total", 256, "bytes of each batch (and of the big copy) in `MiB`")
-	fs.StringVar(&opts.Backend, "backend", "", "adapter backend: vulkan, metal, dx12 or gl")
+	fs.StringVar(&dev, "device", "webgpu", deviceFlagHelp)
+	fs.StringVar(&dev, "backend", "webgpu", "the old name of -device")
 	fs.StringVar(&opts.Power, "power", "", "power preference: low or high")
 	fs.BoolVar(&opts.Fallback, "fallback", false, "force the fallback (software) adapter")
 	fs.StringVar(&only, "path", "", "run only cases of this `path`: buffer, copy, compute or sweep")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return &usageError{msg: err.Error(), reported: true}
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkDevice(dev, false); err != nil {
+		return err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case len(rest) > 0:
+		return usagef("unexpected argument %q (devbench takes flags only)", rest[0])
 	case iters < 1:
 		return usagef("-iters %d: want at least 1", iters)
 	case totalMiB < 1 || totalMiB > 1<<14:
@@ -93,7 +98,7 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 	}
 
 	opts.AdapterLimits = true // batches of hundreds of MiB need the GPU's own limits
-	d, err := webgpu.New(opts)
+	d, err := openWebGPU(dev, opts)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,8 @@
 //	gpumem help [command]
 //
 // Each command lives in a file of its name and is one entry of the commands
-// table below. Exit status: 0 on success, 1 when the command failed, 2 for a
+// table below. Every command takes its flags before, after or between its
+// arguments (gpumem replay a.trace -json b.trace); "--" ends the flags. Exit status: 0 on success, 1 when the command failed, 2 for a
 // usage error (unknown command, bad flag or argument).
 //
 // default.pgo is a CPU profile of the offset package's replay benchmark,
@@ -46,7 +47,56 @@ var commands = []command{
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	cleanup := quietLoader()
+	status := run(os.Args[1:], os.Stdout, os.Stderr)
+	cleanup()
+	os.Exit(status)
+}
+
+// quietLoader gives the process a private XDG_RUNTIME_DIR when it has none,
+// before any device opens, and returns what removes it. Without one, the
+// Vulkan loader's window-system code prints "error: XDG_RUNTIME_DIR is
+// invalid or not set in the environment." on every webgpu device it opens.
+// A command line may set its own environment; package device/webgpu does
+// not touch a library user's.
+func quietLoader() (cleanup func()) {
+	if os.Getenv("XDG_RUNTIME_DIR") != "" {
+		return func() {}
+	}
+	dir, err := os.MkdirTemp("", "gpumem-runtime-")
+	if err != nil {
+		return func() {}
+	}
+	os.Setenv("XDG_RUNTIME_DIR", dir)
+	return func() {
+		os.Unsetenv("XDG_RUNTIME_DIR")
+		os.RemoveAll(dir)
+	}
+}
+
+// parseArgs parses fs's flags from args, which may come before, after or
+// between the command's arguments, and returns the arguments in order.
+// "--" ends the flags: every argument after it is an argument. The error
+// is nil, flag.ErrHelp, or a reported *usageError.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return nil, err
+			}
+			return nil, &usageError{msg: err.Error(), reported: true}
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			return rest, nil
+		}
+		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
+			return append(rest, left...), nil
+		}
+		rest = append(rest, left[0])
+		args = left[1:]
+	}
 }
 
 // usageError is an error in how a command was called (exit status 2).
@@ -133,4 +183,27 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "\t%-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, "\nRun 'gpumem help <command>' for a command's flags.\n")
+}
+
+// checkWritable reports whether the file name can be written, without
+// changing it: an existing file is opened for writing and closed, a new one
+// created and removed. Commands call it before their long work, so a bad
+// output path fails at once.
+func checkWritable(name string) error {
+	if fi, err := os.Stat(name); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory", name)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(name)
 }

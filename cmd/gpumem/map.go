@@ -31,20 +31,9 @@ func runMap(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	out := fs.String("o", "map.html", "write the map to `FILE` (.html, .svg or .png)")
-	// Flags may come after the dump's name too: gpumem map DUMP -o FILE.
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return err
-			}
-			return &usageError{msg: err.Error(), reported: true}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(files) != 1 {
 		return usagef("want one dump file, got %d", len(files))
@@ -52,6 +41,9 @@ func runMap(args []string, stdout, stderr io.Writer) error {
 	write, err := mapWriter(*out)
 	if err != nil {
 		return err
+	}
+	if err := checkWritable(*out); err != nil {
+		return fmt.Errorf("-o: %w", err)
 	}
 	name := files[0]
 	var in io.Reader = os.Stdin

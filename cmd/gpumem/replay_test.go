@@ -169,7 +169,7 @@ func TestReplayErrors(t *testing.T) {
 		{"missing file", []string{missing}, 1, "gpumem replay: open " + missing + ": no such file or directory\n"},
 		{"malformed trace", []string{"testdata/doublefree.trace"}, 1, "gpumem replay: trace: testdata/doublefree.trace:5: free of unknown id 1\n"},
 		{"not a trace", []string{"replay_test.go"}, 1, "gpumem replay: trace: replay_test.go:1: malformed line: unknown operation \"package\" (want capacity first)\n"},
-		{"unwritable offsets", []string{"-offsets", filepath.Join(missing, "o"), "testdata/tiny.trace.gz"}, 1, "gpumem replay: open "},
+		{"unwritable offsets", []string{"-offsets", filepath.Join(missing, "o"), "testdata/tiny.trace.gz"}, 1, "gpumem replay: -offsets: open "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
