@@ -1,0 +1,20 @@
+module github.com/gpumem/gpumem/examples/window
+
+go 1.26
+
+require (
+	github.com/go-gl/glfw/v3.4/glfw v0.1.0-pre.1.0.20260406072232-3ac4aa2bb164
+	github.com/gpumem/gpumem v0.0.0
+	github.com/oliverbestmann/webgpu v1.33.5-0.20260523154840-fa113c1fb662
+)
+
+require (
+	github.com/oliverbestmann/webgpu/libs-android v0.0.0-20260509160813-48db59792a15 // indirect
+	github.com/oliverbestmann/webgpu/libs-darwin v0.0.0-20260509160802-b09403b07cd3 // indirect
+	github.com/oliverbestmann/webgpu/libs-ios v0.0.0-20260509160803-765e39d2a48b // indirect
+	github.com/oliverbestmann/webgpu/libs-linux v0.0.0-20260509160809-2fefaf7c9ead // indirect
+	github.com/oliverbestmann/webgpu/libs-windows v0.0.0-20260509160807-0bc32b12c7bc // indirect
+)
+
+// The library of this checkout, not a published version.
+replace github.com/gpumem/gpumem => ../..
