@@ -2,17 +2,36 @@
 // above device runs its tests on each backend: host always, webgpu where an
 // adapter is found. Where none is, webgpu tests skip with a message saying
 // what to install, except in CI (CI=true), where they must run and fail.
+//
+// A test binary that imports it gets a private XDG_RUNTIME_DIR when it has
+// none (a directory of its user's, mode 0700, under the temporary
+// directory), before any device opens: without one the Vulkan loader's
+// window-system code prints "error: XDG_RUNTIME_DIR is invalid or not set
+// in the environment." for every webgpu device a test opens.
 package testdevice
 
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/device/webgpu"
 )
+
+func init() {
+	if os.Getenv("XDG_RUNTIME_DIR") != "" {
+		return
+	}
+	dir := filepath.Join(os.TempDir(), "gpumem-test-runtime-"+strconv.Itoa(os.Getuid()))
+	os.Mkdir(dir, 0o700)
+	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && fi.Mode().Perm() == 0o700 && ownedByUs(fi) {
+		os.Setenv("XDG_RUNTIME_DIR", dir)
+	}
+}
 
 // Backend names a device backend and opens a fresh device of it for a test;
 // the device is released when the test ends.
