@@ -1,9 +1,18 @@
 package scene
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
+
+	"github.com/oliverbestmann/webgpu/wgpu"
 )
+
+// The shader, its pipeline and the bytes of the structs it reads. Every
+// renderer of the scene (Renderer, and the reference rendering of
+// examples/offscreen's test) draws through NewPipeline, so their images
+// differ only where their data comes from.
 
 // vertexWGSL is the vertex stage every renderer of the scene shares: the
 // frame's constants in a uniform, one Draw a mesh in a storage array
@@ -75,4 +84,65 @@ fn texel(h: u32, uv: vec2f) -> vec4f {
 }
 `)
 	return b.String()
+}
+
+// NewPipeline returns the scene's render pipeline for targets of format:
+// the shared vertex stage and the fragment stage fragment, WGSL with an
+// entry point fs that takes the vertex stage's VOut. Bind group 0 holds
+// the Frame and the Draw array; group 1 whatever fragment declares.
+func NewPipeline(wd *wgpu.Device, format wgpu.TextureFormat, fragment string) (*wgpu.RenderPipeline, error) {
+	mod, err := wd.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: "scene", WGSLSource: &wgpu.ShaderSourceWGSL{Code: vertexWGSL + fragment}})
+	if err != nil {
+		return nil, err
+	}
+	defer mod.Release()
+	return wd.TryCreateRenderPipeline(&wgpu.RenderPipelineDescriptor{
+		Label: "scene",
+		Vertex: wgpu.VertexState{Module: mod, EntryPoint: "vs", Buffers: []wgpu.VertexBufferLayout{{
+			ArrayStride: VertexStride,
+			StepMode:    wgpu.VertexStepModeVertex,
+			Attributes: []wgpu.VertexAttribute{
+				{Format: wgpu.VertexFormatFloat32x2, Offset: 0, ShaderLocation: 0},
+				{Format: wgpu.VertexFormatFloat32x2, Offset: 8, ShaderLocation: 1},
+				{Format: wgpu.VertexFormatUnorm8x4, Offset: 16, ShaderLocation: 2},
+			},
+		}}},
+		Primitive:   wgpu.PrimitiveState{Topology: wgpu.PrimitiveTopologyTriangleList, FrontFace: wgpu.FrontFaceCCW, CullMode: wgpu.CullModeNone},
+		Multisample: wgpu.MultisampleState{Count: 1, Mask: 0xFFFFFFFF},
+		Fragment: &wgpu.FragmentState{Module: mod, EntryPoint: "fs", Targets: []wgpu.ColorTargetState{{
+			Format: format, Blend: &wgpu.BlendStateReplace, WriteMask: wgpu.ColorWriteMaskAll,
+		}}},
+	})
+}
+
+// NewSampler returns the scene's sampler: nearest texels, clamped.
+func NewSampler(wd *wgpu.Device) (*wgpu.Sampler, error) {
+	return wd.TryCreateSampler(&wgpu.SamplerDescriptor{
+		Label:        "scene",
+		AddressModeU: wgpu.AddressModeClampToEdge, AddressModeV: wgpu.AddressModeClampToEdge, AddressModeW: wgpu.AddressModeClampToEdge,
+		MagFilter: wgpu.FilterModeNearest, MinFilter: wgpu.FilterModeNearest, MipmapFilter: wgpu.MipmapFilterModeNearest,
+		LodMaxClamp: 32, MaxAnisotropy: 1,
+	})
+}
+
+// FrameConstants returns the Frame uniform of frame for a target of width
+// x height: the grid fits the shorter side, tiles stay square, and time
+// runs at 60 frames a second.
+func FrameConstants(frame int, width, height uint32) []byte {
+	side := float32(min(width, height))
+	b := make([]byte, 0, 16)
+	for _, f := range []float32{side / float32(width) / Grid, side / float32(height) / Grid, float32(frame) / 60, 0} {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
+// AppendDraw appends it's Draw, with texture its bindless handle, to b.
+func AppendDraw(b []byte, it *Item, texture uint32) []byte {
+	x, y := it.Center()
+	for _, f := range []float32{x, y, it.Spin, it.Phase} {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	b = binary.LittleEndian.AppendUint32(b, texture)
+	return append(b, make([]byte, 12)...)
 }
