@@ -155,8 +155,12 @@ func (a *Allocator) parse(m Mesh) ([2]part, error) {
 		}
 	}
 	if len(m.Indices) > 0 {
-		if m.IndexFormat != Uint16 && m.IndexFormat != Uint32 {
-			return ps, fmt.Errorf("%w: index format %v", ErrInvalidMesh, m.IndexFormat)
+		switch m.IndexFormat {
+		case Uint16, Uint32:
+		case 0:
+			return ps, fmt.Errorf("%w: %d index bytes and no IndexFormat (want mesh.Uint16 or mesh.Uint32)", ErrInvalidMesh, len(m.Indices))
+		default:
+			return ps, fmt.Errorf("%w: IndexFormat %d bytes (want mesh.Uint16 or mesh.Uint32)", ErrInvalidMesh, uint8(m.IndexFormat))
 		}
 		if len(m.Indices)%int(m.IndexFormat) != 0 {
 			return ps, fmt.Errorf("%w: %d index bytes of %v", ErrInvalidMesh, len(m.Indices), m.IndexFormat)

@@ -42,6 +42,9 @@ func (f IndexFormat) String() string {
 	case Uint32:
 		return "uint32"
 	}
+	if f == 0 {
+		return "unset"
+	}
 	return fmt.Sprintf("IndexFormat(%d)", uint8(f))
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
@@ -281,15 +282,20 @@ func TestInvalidMesh(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		m    mesh.Mesh
+		text string // in the error
 	}{
-		{"zero stride", mesh.Mesh{Vertices: make([]byte, 12)}},
-		{"partial vertex", mesh.Mesh{VertexStride: 12, Vertices: make([]byte, 13)}},
-		{"bad index format", mesh.Mesh{IndexFormat: 3, Indices: make([]byte, 6)}},
-		{"no index format", mesh.Mesh{Indices: make([]byte, 4)}},
-		{"partial index", mesh.Mesh{IndexFormat: mesh.Uint32, Indices: make([]byte, 6)}},
+		{"zero stride", mesh.Mesh{Vertices: make([]byte, 12)}, ""},
+		{"partial vertex", mesh.Mesh{VertexStride: 12, Vertices: make([]byte, 13)}, ""},
+		{"bad index format", mesh.Mesh{IndexFormat: 3, Indices: make([]byte, 6)}, "IndexFormat 3 bytes (want mesh.Uint16 or mesh.Uint32)"},
+		// It said "index format IndexFormat(0)".
+		{"no index format", mesh.Mesh{Indices: make([]byte, 4)}, "4 index bytes and no IndexFormat (want mesh.Uint16 or mesh.Uint32)"},
+		{"partial index", mesh.Mesh{IndexFormat: mesh.Uint32, Indices: make([]byte, 6)}, ""},
 	} {
-		if _, err := md.a.Add(c.m); !errors.Is(err, mesh.ErrInvalidMesh) {
+		_, err := md.a.Add(c.m)
+		if !errors.Is(err, mesh.ErrInvalidMesh) {
 			t.Errorf("%s: Add: %v, want ErrInvalidMesh", c.name, err)
+		} else if !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: Add: %q, want it to say %q", c.name, err, c.text)
 		}
 		if err := md.a.Modify(good, c.m); !errors.Is(err, mesh.ErrInvalidMesh) {
 			t.Errorf("%s: Modify: %v, want ErrInvalidMesh", c.name, err)

@@ -221,7 +221,16 @@ func (b *Buffer) allocSlow(size, n uint64) (Slice, error) {
 	}
 	if err := b.grow(n); err != nil {
 		b.stats.Full++
-		return Slice{}, fmt.Errorf("ring: Alloc of %d bytes with %d of %d in flight: %w", size, b.head-b.tail, b.size, err)
+		if n > b.size && (!b.opts.Grow || n > b.max) {
+			// No frame in flight could have made room: the request is
+			// larger than the ring, and the ring cannot grow to it.
+			why := "growing is off (BufferOptions.Grow)"
+			if b.opts.Grow {
+				why = fmt.Sprintf("its maximum is %d bytes", b.max)
+			}
+			return Slice{}, fmt.Errorf("ring: Alloc of %d bytes: larger than the ring's %d bytes, and %s: %w", size, b.size, why, ErrFull)
+		}
+		return Slice{}, fmt.Errorf("ring: Alloc of %d bytes with %d of the ring's %d bytes in flight: %w", size, b.head-b.tail, b.size, err)
 	}
 	off, _ := b.place(n) // the new buffer is empty and holds n
 	b.stats.Allocs++

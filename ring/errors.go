@@ -17,10 +17,12 @@ var (
 	ErrInvalidSize = errors.New("ring: invalid size")
 
 	// ErrFull is returned by Alloc when the request does not fit in the
-	// bytes the GPU has finished with, and growing is off, at its maximum,
-	// or refused by the device (that error is wrapped too). Nothing was
-	// changed: a later frame, once earlier fences complete, may succeed.
-	ErrFull = errors.New("ring: full of frames in flight")
+	// bytes the GPU has finished with, or is larger than the whole ring,
+	// and growing is off, at its maximum, or refused by the device (that
+	// error is wrapped too); the error's text says which. Nothing was
+	// changed: a later frame, once earlier fences complete, may succeed
+	// (never, for a request larger than a ring that cannot grow to it).
+	ErrFull = errors.New("ring: full")
 
 	// ErrInvalidFence is returned by EndFrame for fence 0 or a fence lower
 	// than the one of the frame before: fences come from

@@ -59,7 +59,7 @@ func (d *Device) Limits() device.Limits { return d.limits }
 func (d *Device) usable(op string) error {
 	switch {
 	case d.released:
-		return fmt.Errorf("%s: device: %w", op, device.ErrReleased)
+		return fmt.Errorf("%s: %w", op, device.ErrReleased)
 	case d.lost:
 		return fmt.Errorf("%s: %w", op, device.ErrDeviceLost)
 	}

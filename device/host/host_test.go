@@ -1,6 +1,8 @@
 package host_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
@@ -32,4 +34,18 @@ func TestConformanceSmallLimits(t *testing.T) {
 		MaxTextureSize2D:            64,
 		MaxArrayLayers:              16,
 	}}))
+}
+
+// TestReleasedErrorText: an error after Release names the sentinel once
+// ("host.Fence: device: used after release", not "device: device: ...").
+func TestReleasedErrorText(t *testing.T) {
+	d, err := host.New(host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Release()
+	_, err = d.Fence()
+	if !errors.Is(err, device.ErrReleased) || strings.Count(err.Error(), "device:") != 1 {
+		t.Errorf("Fence after Release: %q, want device.ErrReleased named once", err)
+	}
 }
