@@ -24,10 +24,17 @@ const (
 	// 256 MiB move is 4,096 entries, 4,096 workgroups of 256 threads:
 	// enough to fill the GPU; the table costs 16 bytes per 64 KiB.
 	chunkBytes = workgroupSize * 16 * 16
+	// mipWorkgroupSize is the number of threads of a mip workgroup.
+	mipWorkgroupSize = 64
 	// maxWorkgroups is the most workgroups of one dispatch (WebGPU's
 	// default maxComputeWorkgroupsPerDimension).
 	maxWorkgroups = 65535
 )
+
+// wgslConsts declares, ahead of every kernel, the constants that the Go
+// side also uses: WG threads a workgroup of the move and patch kernels,
+// MIP_WG of the mip kernel.
+var wgslConsts = fmt.Sprintf("const WG: u32 = %du;\nconst MIP_WG: u32 = %du;\n", workgroupSize, mipWorkgroupSize)
 
 // copyVec4WGSL copies, for every table entry, n vec4<u32> from src[s] to
 // dst[d] (indices in 16-byte units, relative to the bound windows), four
@@ -38,7 +45,7 @@ struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 @group(0) @binding(1) var<storage, read_write> src: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -46,17 +53,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 	for (var c = wg.x; c < count; c += nwg.x) {
 		let e = table[c];
 		var i = lid;
-		for (; i + 768u < e.n; i += 1024u) {
+		for (; i + 3u * WG < e.n; i += 4u * WG) {
 			let a0 = src[e.s + i];
-			let a1 = src[e.s + i + 256u];
-			let a2 = src[e.s + i + 512u];
-			let a3 = src[e.s + i + 768u];
+			let a1 = src[e.s + i + WG];
+			let a2 = src[e.s + i + 2u * WG];
+			let a3 = src[e.s + i + 3u * WG];
 			dst[e.d + i] = a0;
-			dst[e.d + i + 256u] = a1;
-			dst[e.d + i + 512u] = a2;
-			dst[e.d + i + 768u] = a3;
+			dst[e.d + i + WG] = a1;
+			dst[e.d + i + 2u * WG] = a2;
+			dst[e.d + i + 3u * WG] = a3;
 		}
-		for (; i < e.n; i += 256u) {
+		for (; i < e.n; i += WG) {
 			dst[e.d + i] = src[e.s + i];
 		}
 	}
@@ -73,14 +80,14 @@ struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 @group(0) @binding(1) var<storage, read_write> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
 	let count = arrayLength(&table);
 	for (var c = wg.x; c < count; c += nwg.x) {
 		let e = table[c];
-		for (var i = lid; i < e.n; i += 256u) {
+		for (var i = lid; i < e.n; i += WG) {
 			let w = e.s + 4u * i;
 			dst[e.d + i] = vec4<u32>(src[w], src[w + 1u], src[w + 2u], src[w + 3u]);
 		}
@@ -97,17 +104,17 @@ struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 @group(0) @binding(1) var<storage, read_write> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
 	let count = arrayLength(&table);
 	for (var c = wg.x; c < count; c += nwg.x) {
 		let e = table[c];
-		for (var i = lid; i < e.n; i += 1024u) {
-			let i1 = i + 256u;
-			let i2 = i + 512u;
-			let i3 = i + 768u;
+		for (var i = lid; i < e.n; i += 4u * WG) {
+			let i1 = i + WG;
+			let i2 = i + 2u * WG;
+			let i3 = i + 3u * WG;
 			let a0 = src[e.s + i];
 			let a1 = src[e.s + min(i1, e.n - 1u)];
 			let a2 = src[e.s + min(i2, e.n - 1u)];
@@ -128,11 +135,11 @@ struct Entry { index: u32, delta: u32 };
 @group(0) @binding(0) var<storage, read> table: array<Entry>;
 @group(0) @binding(1) var<storage, read_write> words: array<atomic<u32>>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
 	let count = arrayLength(&table);
-	let stride = nwg.x * 256u;
+	let stride = nwg.x * WG;
 	for (var i = gid.x; i < count; i += stride) {
 		let e = table[i];
 		atomicAdd(&words[e.index], e.delta);
@@ -165,7 +172,7 @@ fn inWord(x: u32, y: u32, w: u32) -> u32 {
 	return words[p.inBase + y * p.inRow + x * (p.bpt / 4u) + w];
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(MIP_WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 	let k = gid.x;
 	let y = gid.y;
@@ -266,7 +273,7 @@ func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
 		}
 		mod, err := d.dev.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{
 			Label:      s.name,
-			WGSLSource: &wgpu.ShaderSourceWGSL{Code: s.code},
+			WGSLSource: &wgpu.ShaderSourceWGSL{Code: wgslConsts + s.code},
 		})
 		if err != nil {
 			return nil, d.fail(fmt.Sprintf("compile %s", s.name), err)

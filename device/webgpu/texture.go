@@ -382,7 +382,7 @@ func (d *Device) GenerateMips(dt device.Texture, layer uint32) error {
 		pass := enc.BeginComputePass(nil)
 		pass.SetPipeline(k.mip.pipeline)
 		pass.SetBindGroup(0, bg, nil)
-		pass.DispatchWorkgroups((wordsPerRow+63)/64, outH, 1)
+		pass.DispatchWorkgroups((wordsPerRow+mipWorkgroupSize-1)/mipWorkgroupSize, outH, 1)
 		err = pass.TryEnd()
 		pass.Release()
 		bg.Release()

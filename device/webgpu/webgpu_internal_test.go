@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/oliverbestmann/webgpu/wgpu"
+	"reflect"
+	"unsafe"
 )
 
 // newTestDevice opens a device or skips t (fails it in CI), as
@@ -204,5 +207,21 @@ func TestGenerateMipsPaths(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// rawDevice and rawQueue read the binding's C handles through unsafe
+// casts, as the first field of wgpu.Device and wgpu.Queue. This pins that
+// layout: a binding that moves the field fails here, not in a crash.
+func TestRawHandleLayout(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[wgpu.Device](), reflect.TypeFor[wgpu.Queue]()} {
+		f := typ.Field(0)
+		if f.Name != "ref" || f.Offset != 0 || f.Type.Kind() != reflect.Pointer || f.Type.Size() != unsafe.Sizeof(unsafe.Pointer(nil)) {
+			t.Errorf("%v's first field is %s %v at %d: rawDevice and rawQueue expect the C handle, ref, at 0", typ, f.Name, f.Type, f.Offset)
+		}
+	}
+	d := newTestDevice(t, Options{})
+	if rawDevice(d.dev) == nil || rawQueue(d.queue) == nil {
+		t.Error("nil raw handle of a live device")
 	}
 }
