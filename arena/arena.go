@@ -75,7 +75,9 @@ type sweep struct {
 }
 
 // Arena is one growable device buffer whose space an offset allocator hands
-// out in elements, and which compacts itself incrementally. See doc.go.
+// out in elements, and which compacts itself incrementally: handles are
+// stable while offsets change, and every move is reported (OnMove, and
+// the lists Sweep and Compact return).
 //
 // An Arena is not safe for concurrent use.
 type Arena struct {
@@ -137,8 +139,11 @@ func (a *Arena) Buffer() device.Buffer { return a.buf }
 func (a *Arena) ElemSize() uint32 { return a.opts.ElemSize }
 
 // Allocate reserves elems elements and returns their handle. When the
-// allocator refuses, the arena makes room as doc.go describes (growth,
-// sweep, full compaction) and tries again. Errors: ErrInvalidSize,
+// allocator refuses, the arena makes room and tries again: it grows when
+// short of space, and when the space is there but in pieces it arms a
+// sweep and grows once to get through (a second such refusal before the
+// sweep ends compacts fully); a device that refuses to grow gets a full
+// compaction. Errors: ErrInvalidSize,
 // ErrTooManyAllocations, ErrFull (wrapping the device's refusal, if any),
 // or a device error from a copy or move. After an error every live
 // allocation is intact. O(1) unless it grows or compacts.

@@ -32,7 +32,8 @@
 // over the free region before it, within a budget of moves, bytes and
 // steps, and moves the bytes on the device as one batch. When a sweep
 // completes, all free space is one region at the tail. Frees and
-// allocations between Sweep calls keep the walk correct (see sweep.go).
+// allocations between Sweep calls keep the walk correct: a hole opened
+// behind the walk is left for the next sweep, which starts there.
 //
 // # Invariants
 //

@@ -29,8 +29,9 @@
 // any of their entries runs. Submit and Wait may report a failure of earlier
 // work that the GPU found only when running it.
 //
-// Errors are values: every error returned wraps one of the sentinels in
-// errors.go with context; test them with errors.Is.
+// Errors are values: every error returned wraps one of the package's
+// sentinels (ErrOutOfMemory, ErrDeviceLost, ErrReleased, ErrInvalidUsage,
+// ErrOutOfBounds, ...) with context; test them with errors.Is.
 //
 // # Ownership and lifetimes
 //

@@ -22,7 +22,7 @@
 //	for _, h := range a.Moved() { ... rebuild draw data of h ... }
 //	v, i, _ := a.Slices(h)  // draw
 //
-// Flush (see flush.go) first places what fits in a slab's free space as it
+// Flush first places what fits in a slab's free space as it
 // is, then reserves room for the rest of the slab's share of the frame in
 // one arena allocation, so a slab grows at most once a frame: one new
 // buffer, one copy of the used part. Arrays at or above

@@ -27,8 +27,11 @@
 // distance moved; when its rows move, nothing needs patching. Either way
 // the batch is reported changed, once per call: Options.OnChanged, and
 // the list Sweep and Compact return. Lookup says where a batch is now;
-// Buffers returns the two buffers, which growth replaces. relocate.go
-// explains how the patches stay right when both arenas move in one call.
+// Buffers returns the two buffers, which growth replaces. When both arenas
+// move things in one call, each data move's patch is recorded after the
+// row moves of that call, so it lands on the rows where they are then; a
+// row moved after a patch carries the patched words along, and a batch
+// whose data moved twice gets two patches, which add up.
 //
 // # Invariants
 //

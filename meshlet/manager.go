@@ -41,7 +41,10 @@ type batch struct {
 }
 
 // Manager keeps meshlet batches in two arenas: data words in one, metadata
-// rows in the other, allocated in lockstep. See doc.go.
+// rows in the other, allocated in lockstep. Each row's address word is
+// made absolute when its batch is placed and patched on the device when
+// the batch's data moves; OnChanged and the lists Sweep and Compact return
+// name the batches that moved.
 //
 // A Manager is not safe for concurrent use.
 type Manager struct {

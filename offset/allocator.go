@@ -56,7 +56,13 @@ type Policy uint8
 const (
 	// Exact places every request where the reference OffsetAllocator
 	// algorithm places it: the same capacity, node limit and calls give the
-	// same offsets and the same refusals.
+	// same offsets and the same refusals. It refuses, as the reference
+	// does, some requests a free region could serve: the region is filed
+	// in the bin its size rounds down to, the request looked up from the
+	// bin its size rounds up to. So an empty allocator of capacity 1000
+	// refuses Allocate(1000) (the region files in the bin of 960, the
+	// request looks from the bin of 1024); sizes that are bin sizes
+	// (RoundUp) meet exactly, and Fit serves such requests.
 	Exact Policy = iota
 	// Fit first looks for a large enough region in the bin just below the
 	// request's bin — where Exact never looks, since regions there may be
@@ -96,7 +102,9 @@ type Allocation struct {
 	key uint64
 }
 
-// Allocator hands out ranges of [0, Capacity) units. See doc.go.
+// Allocator hands out ranges of [0, Capacity) units in O(1): a
+// two-level segregated fit over 256 size bins, placing as Sebastian
+// Aaltonen's OffsetAllocator does under the Exact policy.
 //
 // An Allocator is not safe for concurrent use.
 type Allocator struct {

@@ -9,7 +9,8 @@
 // segregated fit over 256 size bins.
 //
 //   - Bins. A size maps to a bin through an 8-bit float: 5 bits of exponent,
-//     3 of mantissa (smallfloat.go). Bin bounds grow by at most 12.5% from
+//     3 of mantissa (sizes below 8 are exact, then 8 bins per power of
+//     two: 8, 9, ..., 15, 16, 18, ..., 30, 32, 36, ...). Bin bounds grow by at most 12.5% from
 //     one bin to the next, so a request rounded up to its bin wastes under
 //     12.5% of it, 6.25% on average.
 //   - Masks. A 32-bit top mask says which groups of eight bins hold a free
@@ -19,8 +20,7 @@
 //     fixed array made by New: its offset, its size, links to its neighbours
 //     in address order, and links in its bin's list while it is free. Unused
 //     nodes wait on a stack. Nothing is allocated after New. Both lists are
-//     circular through sentinel nodes, so no link is ever "none"
-//     (nodes.go).
+//     circular through sentinel nodes, so no link is ever "none".
 //
 // Allocate(size):
 //  1. Round size up to its bin: every region filed there or above is large

@@ -25,8 +25,8 @@
 // Against queue writes (WriteBuffer to the CopyDst destination): a GPU
 // backend's queue write copies the bytes into a staging buffer it makes
 // for that write, then copies on the GPU; the belt skips making that
-// buffer, reusing chunks that are mapped and paged in already. Benchmarks
-// in bench_test.go compare the two.
+// buffer, reusing chunks that are mapped and paged in already. The
+// package's benchmarks compare the two on each device.
 //
 // # Invariants
 //

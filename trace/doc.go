@@ -43,8 +43,10 @@
 // # Errors
 //
 // Every error about the content of a file is a *ParseError naming the file
-// and line; it wraps one of the sentinel errors in errors.go (or an I/O
-// error), so callers test with errors.Is.
+// and line; it wraps one of the sentinel errors (ErrSyntax, ErrNoCapacity,
+// ErrCapacity, ErrVersion, ErrDuplicateID, ErrUnknownID, ErrTooManyLive)
+// or the input's I/O error, so callers test with errors.Is. Replayer.Run
+// returns ErrMismatch and ErrFreeFailed.
 //
 // # Concurrency
 //
