@@ -60,11 +60,12 @@
 // gpumem's (when it recorded anything) before the renderer's.
 //
 // Move runs as compute-shader dispatches over a table of chunks of up to
-// 64 KiB (see plan.go for the plan that keeps a batch's result equal to
-// doing its moves one by one, and move.go for the dispatches), or, where
-// compute cannot run,
-// as pairs of copies through a scratch buffer: WebGPU forbids a copy whose
-// source and destination are the same buffer. MoveVia picks the path per
+// 64 KiB, or, where compute cannot run, as pairs of copies through a
+// scratch buffer: WebGPU forbids a copy whose source and destination are
+// the same buffer. A batch runs in passes: the bytes of moves whose
+// sources a later move of the pass would overwrite are first gathered
+// into scratch, then every move of the pass writes its destination, so
+// the batch's result equals doing its moves one by one, in order. MoveVia picks the path per
 // call. Patch and GenerateMips run as compute shaders, with integer
 // arithmetic for 8-bit formats, so their results equal the host backend's
 // bit for bit.
@@ -78,9 +79,10 @@
 // the sentinel the host backend returns: the binding turns some errors into
 // process aborts (an invalid queue submit, an uncaptured error) and, once
 // one of its Try calls has failed, may report that stale error again from a
-// later call (see errors.go for the workaround). Buffer and texture
-// creation run inside an OutOfMemory error scope of their own (scope.go),
-// since the binding's Try calls catch validation errors only.
+// later call; after a failed call the device runs two garbage collections,
+// which empty the binding's pool of error holders. Buffer and texture
+// creation run inside an OutOfMemory error scope of their own, since the
+// binding's Try calls catch validation errors only.
 //
 // A buffer is created with Storage added to its usage (unless it is
 // mappable) so that Move can bind it; Patch still requires the caller's
