@@ -59,8 +59,9 @@ func lifecycleCycle(t *testing.T, d *webgpu.Device, i int) {
 	b.Release()
 }
 
-// lifecycleCycles is how many devices TestLifecycle opens: 1,000, or 100
-// with -short. GPUMEM_LIFECYCLE_CYCLES overrides it.
+// lifecycleCycles is how many devices TestLifecycle opens: 1,000 in CI
+// (CI=true) and on a GPU machine through scripts/gpu-test, which sets it,
+// 100 otherwise, 20 with -short; GPUMEM_LIFECYCLE_CYCLES overrides it.
 func lifecycleCycles(t *testing.T) int {
 	if s := os.Getenv("GPUMEM_LIFECYCLE_CYCLES"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -69,19 +70,23 @@ func lifecycleCycles(t *testing.T) int {
 		}
 		return n
 	}
-	if testing.Short() {
-		return 100
+	switch {
+	case os.Getenv("CI") == "true":
+		return 1000
+	case testing.Short():
+		return 20
 	}
-	return 1000
+	return 100
 }
 
 // checkFlat runs cycle n times and fails if resident memory or the thread
-// count grows between the end of a warm-up (a tenth of the cycles) and the
+// count grows between the end of a warm-up (a tenth of the cycles, at
+// least half of them up to 50) and the
 // end: what a device leaves behind after its Release adds up over the
 // cycles. On NVIDIA's driver a process could open only 29 devices before
 // gpumem's instance was created without a descriptor.
 func checkFlat(t *testing.T, n int, cycle func(i int)) {
-	warm := max(n/10, 5)
+	warm := max(n/10, min(50, n/2))
 	var rss0, threads0 int
 	for i := range n {
 		cycle(i)
