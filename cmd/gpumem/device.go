@@ -55,7 +55,7 @@ func openWebGPU(dev string, opts webgpu.Options) (*webgpu.Device, error) {
 	if dev != "webgpu" {
 		opts.Backend = dev
 	}
-	d, err := webgpu.New(opts)
+	d, err := webgpu.New(opts.FromEnv())
 	if errors.Is(err, webgpu.ErrNoAdapter) {
 		o := opts.FromEnv()
 		what := "no WebGPU adapter"

@@ -10,7 +10,8 @@
 // Wrap puts gpumem on a device the program already has: the device a
 // renderer renders with, so that gpumem's buffers and textures are ones it
 // binds. New opens an adapter and a device of gpumem's own, chosen by
-// Options and, for every field left zero, by the environment:
+// Options; Options.FromEnv fills the fields left zero from the
+// environment (gpumem's command and tests use it):
 //
 //	GPUMEM_WEBGPU_BACKEND   vulkan, metal, dx12 or gl (default: wgpu-native's choice)
 //	GPUMEM_WEBGPU_POWER     low or high (default: the driver's choice)

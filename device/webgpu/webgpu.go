@@ -42,7 +42,7 @@ func (p MovePath) String() string {
 }
 
 // Options choose the adapter and how the device runs. The zero value asks
-// for the driver's default adapter; a zero field is taken from the
+// for the driver's default adapter; FromEnv fills zero fields from the
 // environment (see the package documentation).
 type Options struct {
 	// Backend is "vulkan", "metal", "dx12" or "gl"; empty lets
@@ -199,11 +199,11 @@ type owned struct {
 	adapter  *wgpu.Adapter
 }
 
-// New opens a device on the adapter that opts (completed from the
-// environment) select. It returns an error wrapping ErrNoAdapter when there
-// is none.
+// New opens a device on the adapter that opts select; opts are taken as
+// given (New(opts.FromEnv()) lets the environment fill the zero fields, as
+// gpumem's command and tests do). It returns an error wrapping
+// ErrNoAdapter when there is none.
 func New(opts Options) (*Device, error) {
-	opts = opts.FromEnv()
 	ro, err := opts.adapterOptions()
 	if err != nil {
 		return nil, err

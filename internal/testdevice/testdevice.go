@@ -66,11 +66,12 @@ func Host(t testing.TB, opts host.Options) *host.Device {
 	return d
 }
 
-// WebGPU opens a webgpu device with opts, or skips t when no adapter is
-// found (fails it when CI=true).
+// WebGPU opens a webgpu device with opts, completed from the environment
+// (GPUMEM_WEBGPU_*: so the whole suite can run on another backend or move
+// path), or skips t when no adapter is found (fails it when CI=true).
 func WebGPU(t testing.TB, opts webgpu.Options) *webgpu.Device {
 	t.Helper()
-	d, err := webgpu.New(opts)
+	d, err := webgpu.New(opts.FromEnv())
 	if errors.Is(err, webgpu.ErrNoAdapter) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI must run the webgpu tests: %v", err)
