@@ -118,17 +118,25 @@ func NewBuffer(name, kind string, capacityBytes uint64, used []Region) (Buffer, 
 
 // WithHistory returns b with the history counters of h (growths, moves,
 // bytes moved and copied, sweeps completed, full compactions), for a
-// manager that counts them. O(1).
+// manager that counts them, and History set. O(1).
 func (b Buffer) WithHistory(h Stats) Buffer {
 	s := &b.Stats
+	s.History = true
 	s.Growths, s.Moves, s.BytesMoved, s.BytesCopied = h.Growths, h.Moves, h.BytesMoved, h.BytesCopied
 	s.SweepsCompleted, s.FullCompactions = h.SweepsCompleted, h.FullCompactions
+	return b
+}
+
+// WithFrame returns b with the moves recorded during the dump's frame and
+// the bytes they moved (Stats.FrameMoves, FrameBytesMoved). O(1).
+func (b Buffer) WithFrame(moves, bytesMoved uint64) Buffer {
+	b.Stats.FrameMoves, b.Stats.FrameBytesMoved = moves, bytesMoved
 	return b
 }
 
 // ArenaHistory returns an arena's history counters as Stats, for
 // WithHistory. O(1).
 func ArenaHistory(st arena.Stats) Stats {
-	return Stats{Growths: st.Growths, Moves: st.Moves, BytesMoved: st.BytesMoved, BytesCopied: st.BytesCopied,
+	return Stats{History: true, Growths: st.Growths, Moves: st.Moves, BytesMoved: st.BytesMoved, BytesCopied: st.BytesCopied,
 		SweepsCompleted: st.SweepsCompleted, FullCompactions: st.FullCompactions}
 }

@@ -13,9 +13,11 @@
 // regions alone, for a manager that keeps its own records (the gaps become
 // free regions). Add buffers to a Dump, then Finish it to sum the totals.
 //
-// WriteSVG, WriteHTML and WritePNG draw a dump's memory map; MapSVG and
-// StatsTable give the pieces for a page of one's own (gpumem demo's
-// report), and Plot draws series over frames as SVG line charts.
+// WriteSVG, WriteHTML and WritePNG draw a dump's memory map: a bar per
+// buffer, or for a texture array (Buffer.Layers) a grid of its layers.
+// MapSVG and StatsTable give the pieces for a page of one's own (gpumem
+// demo's report), and Plot draws series over frames as SVG line charts,
+// stacked or not, with markers and the values under the pointer on hover.
 //
 // Units: every offset and size in a Dump is in bytes. An allocation's Size
 // is what its allocator holds for it; Used is what its owner asked for;
@@ -37,6 +39,9 @@
 //	    "kind": "arena",             // the manager kind that holds it
 //	    "elem_bytes": 32,            // allocation unit (optional)
 //	    "capacity_bytes": 1048576,
+//	    "usage": "Vertex|CopySrc|CopyDst", // usage flags (optional)
+//	    "layers": 0,                 // a texture array's layers of
+//	                                 // elem_bytes each (optional)
 //	    "regions": [                 // tile [0, capacity_bytes) in order
 //	      {"offset": 0, "size": 4096, "used": 4000, "state": "used",
 //	       "kind": "vertex", "name": "zone1/mesh3"},
@@ -59,9 +64,13 @@
 // occupied), "free_bytes", "largest_free_bytes", "allocations",
 // "moving", "free_regions", "fragmentation" (1 - largest free / free, 0
 // when nothing is free; for totals, 1 - the sum of the buffers' largest
-// free regions / the free bytes), and, from managers that count them,
-// "growths", "moves", "bytes_moved", "bytes_copied", "sweeps_completed",
-// "full_compactions" (omitted when zero).
+// free regions / the free bytes); of the dump's frame, from managers that
+// count them, "frame_moves" and "frame_bytes_moved" (an allocation moved
+// during the frame is "moving"; one moved twice counts twice in
+// frame_moves); and the history since the manager started, "history"
+// (true when it is counted, so that zeros mean none), "growths", "moves",
+// "bytes_moved", "bytes_copied", "sweeps_completed", "full_compactions"
+// (each omitted when zero).
 //
 // # Caveats
 //

@@ -38,12 +38,19 @@ func New(device, label string, buffers ...Buffer) Dump {
 // Buffer is one device buffer: its regions tile [0, CapacityBytes) in
 // address order.
 type Buffer struct {
-	Name          string   `json:"name"`
-	Kind          string   `json:"kind"`
-	ElemBytes     uint32   `json:"elem_bytes,omitempty"`
-	CapacityBytes uint64   `json:"capacity_bytes"`
-	Regions       []Region `json:"regions"`
-	Stats         Stats    `json:"stats"`
+	Name          string `json:"name"`
+	Kind          string `json:"kind"`
+	ElemBytes     uint32 `json:"elem_bytes,omitempty"`
+	CapacityBytes uint64 `json:"capacity_bytes"`
+	// Usage is the device buffer's usage flags in words
+	// ("Vertex|CopySrc|CopyDst"; device.Usage's String), when known.
+	Usage string `json:"usage,omitempty"`
+	// Layers, when set, says the buffer is a texture array of Layers
+	// layers of ElemBytes bytes each (CapacityBytes = Layers*ElemBytes):
+	// the maps draw it as a grid of layers, not as a bar.
+	Layers  uint32   `json:"layers,omitempty"`
+	Regions []Region `json:"regions"`
+	Stats   Stats    `json:"stats"`
 }
 
 // Region is a stretch of a buffer, in bytes: an allocation or a free
@@ -85,7 +92,16 @@ type Stats struct {
 	FreeRegions      int     `json:"free_regions"`
 	Fragmentation    float64 `json:"fragmentation"`
 
-	// History, from managers that count it.
+	// The dump's frame, from managers that count it: the moves recorded
+	// during the frame the dump is of and the bytes they moved. Every
+	// allocation moved during the frame is "moving" (Moving counts them);
+	// one moved twice counts twice in FrameMoves.
+	FrameMoves      uint64 `json:"frame_moves,omitempty"`
+	FrameBytesMoved uint64 `json:"frame_bytes_moved,omitempty"`
+
+	// History since the manager started, from managers that count it
+	// (History says so: a zero then means none, not unknown).
+	History         bool   `json:"history,omitempty"`
 	Growths         uint64 `json:"growths,omitempty"`
 	Moves           uint64 `json:"moves,omitempty"`
 	BytesMoved      uint64 `json:"bytes_moved,omitempty"`
@@ -113,6 +129,9 @@ func Totals(buffers []Buffer) Stats {
 		t.Allocations += s.Allocations
 		t.Moving += s.Moving
 		t.FreeRegions += s.FreeRegions
+		t.FrameMoves += s.FrameMoves
+		t.FrameBytesMoved += s.FrameBytesMoved
+		t.History = t.History || s.History
 		t.Growths += s.Growths
 		t.Moves += s.Moves
 		t.BytesMoved += s.BytesMoved
@@ -136,6 +155,7 @@ func fragmentation(largest, free uint64) float64 {
 func (b *Buffer) measure() {
 	h := b.Stats
 	s := Stats{Buffers: 1, CapacityBytes: b.CapacityBytes,
+		FrameMoves: h.FrameMoves, FrameBytesMoved: h.FrameBytesMoved, History: h.History,
 		Growths: h.Growths, Moves: h.Moves, BytesMoved: h.BytesMoved, BytesCopied: h.BytesCopied,
 		SweepsCompleted: h.SweepsCompleted, FullCompactions: h.FullCompactions}
 	for _, r := range b.Regions {
@@ -186,6 +206,9 @@ func (d *Dump) Check() error {
 func (b *Buffer) check() error {
 	if b.CapacityBytes == 0 {
 		return fmt.Errorf("capacity_bytes is 0")
+	}
+	if b.Layers != 0 && (b.ElemBytes == 0 || uint64(b.Layers)*uint64(b.ElemBytes) != b.CapacityBytes) {
+		return fmt.Errorf("%d layers of %d bytes, capacity %d", b.Layers, b.ElemBytes, b.CapacityBytes)
 	}
 	var end uint64
 	for j, r := range b.Regions {

@@ -75,7 +75,18 @@ func sample(t testing.TB) inspect.Dump {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return inspect.New("host", "sample", vb, ob, mb)
+	mb = mb.WithFrame(1, 64<<10)
+	mb.Usage = "Storage|CopySrc|CopyDst"
+	tb, err := inspect.NewBuffer("textures/page 0", "bindless page", 12*4096, []inspect.Region{
+		{Offset: 0, Size: 4096, Kind: "texture", Name: "white"},
+		{Offset: 5 * 4096, Size: 4096, Kind: "texture", Name: "zone1/albedo", State: inspect.StateMoving},
+		{Offset: 6 * 4096, Size: 4096, Kind: "texture", Name: "zone1/normal"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.ElemBytes, tb.Layers = 4096, 12
+	return inspect.New("host", "sample", vb, ob, mb, tb)
 }
 
 // TestSampleGolden keeps testdata/sample.json (a fuzz seed) in step with
@@ -114,7 +125,7 @@ func TestDumpRoundTrip(t *testing.T) {
 		t.Error("dump changed through JSON")
 	}
 	tot := got.Totals
-	if tot.Buffers != 3 || tot.Moving != 2 || tot.CapacityBytes != tot.ReservedBytes+tot.FreeBytes ||
+	if tot.Buffers != 4 || tot.Moving != 3 || tot.FrameMoves != 1 || !tot.History || tot.CapacityBytes != tot.ReservedBytes+tot.FreeBytes ||
 		tot.SlackBytes == 0 || tot.Fragmentation <= 0 || tot.Fragmentation >= 1 {
 		t.Errorf("totals %+v", tot)
 	}
@@ -136,6 +147,7 @@ func TestReadJSONRejects(t *testing.T) {
 		{"used above size", `{"version":1,"buffers":[{"capacity_bytes":8,"regions":[{"offset":0,"size":8,"used":9,"state":"used"}]}]}`, inspect.ErrInvalidDump},
 		{"trailing", `{"version":1,"buffers":[]} {}`, inspect.ErrInvalidDump},
 		{"wrong type", `{"version":"1"}`, inspect.ErrInvalidDump},
+		{"layers", `{"version":1,"buffers":[{"capacity_bytes":8,"elem_bytes":4,"layers":3,"regions":[{"offset":0,"size":8,"state":"free"}]}]}`, inspect.ErrInvalidDump},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,6 +99,12 @@ type shape struct {
 	part       bool
 }
 
+// span is the shapes of one buffer: shapes[start:end].
+type span struct {
+	name       string
+	start, end int
+}
+
 // text is one line of text of a layout; anchor is 's'tart, 'm'iddle or 'e'nd.
 type text struct {
 	x, y   float64
@@ -114,11 +120,35 @@ type layout struct {
 	title  string
 	shapes []shape
 	texts  []text
+	spans  []span // one per buffer, in order
+}
+
+// Geometry of a texture array's grid of layers, in pixels.
+const (
+	cellW, cellH = 16, 16 // a layer, gap included
+	cellGap      = 2
+)
+
+// gridCols returns how many layers a grid row holds.
+func gridCols() int { return (mapWidth - 2*mapMargin) / cellW }
+
+// blockHeight returns the height of b's block: a bar and its axis, or a
+// grid of its layers.
+func blockHeight(b *Buffer) int {
+	if b.Layers == 0 {
+		return blockH
+	}
+	rows := (int(b.Layers) + gridCols() - 1) / gridCols()
+	return 22 + rows*cellH + 6
 }
 
 // layoutMap lays out d, which must be checked.
 func layoutMap(d *Dump) *layout {
-	l := &layout{w: mapWidth, h: headerH + blockH*len(d.Buffers) + mapMargin}
+	h := headerH + mapMargin
+	for i := range d.Buffers {
+		h += blockHeight(&d.Buffers[i])
+	}
+	l := &layout{w: mapWidth, h: h}
 	title := "gpumem memory map"
 	if d.Label != "" {
 		title += " - " + d.Label
@@ -136,8 +166,15 @@ func layoutMap(d *Dump) *layout {
 	l.legend(d, 64)
 	y := float64(headerH)
 	for i := range d.Buffers {
-		l.buffer(&d.Buffers[i], y)
-		y += blockH
+		b := &d.Buffers[i]
+		start := len(l.shapes)
+		if b.Layers != 0 {
+			l.grid(b, y)
+		} else {
+			l.buffer(b, y)
+		}
+		l.spans = append(l.spans, span{b.Name, start, len(l.shapes)})
+		y += float64(blockHeight(b))
 	}
 	return l
 }
@@ -180,13 +217,17 @@ func (l *layout) legend(d *Dump, y float64) {
 	item("free", colorFree, false)
 }
 
-// buffer lays out one buffer's block at y.
-func (l *layout) buffer(b *Buffer, y float64) {
+// head lays out the line above a buffer's bar or grid: its name, kind
+// and element size on the left, its figures on the right.
+func (l *layout) head(b *Buffer, y float64) {
 	s := b.Stats
 	head := b.Name
 	if b.Kind != "" {
 		head += " (" + b.Kind
-		if b.ElemBytes != 0 {
+		switch {
+		case b.Layers != 0:
+			head += fmt.Sprintf(", %d layers of %s", b.Layers, FormatBytes(uint64(b.ElemBytes)))
+		case b.ElemBytes != 0:
 			head += ", " + FormatBytes(uint64(b.ElemBytes)) + " elements"
 		}
 		head += ")"
@@ -196,12 +237,53 @@ func (l *layout) buffer(b *Buffer, y float64) {
 	if b.CapacityBytes > 0 {
 		occ = float64(s.ReservedBytes) / float64(b.CapacityBytes)
 	}
-	info := fmt.Sprintf("%s, %s allocations, %s reserved, %s free in %d, frag %s",
-		FormatBytes(b.CapacityBytes), group(s.Allocations), percent(occ), FormatBytes(s.FreeBytes), s.FreeRegions, percent(s.Fragmentation))
+	info := fmt.Sprintf("%s, %s allocations, %s reserved, %s free in %d", FormatBytes(b.CapacityBytes), group(s.Allocations),
+		percent(occ), FormatBytes(s.FreeBytes), s.FreeRegions)
+	if b.Layers == 0 {
+		info += ", frag " + percent(s.Fragmentation)
+	}
+	if s.Moving > 0 || s.FrameMoves > 0 {
+		info += fmt.Sprintf("; this frame %s moved", group(s.Moving))
+	}
 	if s.Growths+s.Moves > 0 {
-		info += fmt.Sprintf(", %d growths, %s moves", s.Growths, group(int(min(s.Moves, 1<<62))))
+		info += fmt.Sprintf("; since start %d growths, %s moves", s.Growths, group(int(min(s.Moves, 1<<62))))
 	}
 	l.text(mapWidth-mapMargin, y+14, textSmall, 'e', false, colorMuted, info)
+}
+
+// grid lays out a texture array's block at y: a cell per layer, in rows.
+func (l *layout) grid(b *Buffer, y float64) {
+	l.head(b, y)
+	lb := uint64(b.ElemBytes)
+	cols := gridCols()
+	cell := func(i uint64) (float64, float64) {
+		return float64(mapMargin + int(i)%cols*cellW), y + 22 + float64(int(i)/cols*cellH)
+	}
+	for _, r := range b.Regions {
+		for i := r.Offset / lb; i < (r.Offset+r.Size+lb-1)/lb && i < uint64(b.Layers); i++ {
+			x, cy := cell(i)
+			w, h := float64(cellW-cellGap), float64(cellH-cellGap)
+			if !r.Live() {
+				l.shapes = append(l.shapes, shape{x: x, y: cy, w: w, h: h, fill: colorFree,
+					title: fmt.Sprintf("layer %d: free", i)})
+				continue
+			}
+			name := r.Name
+			if name == "" {
+				name = "(unnamed)"
+			}
+			title := fmt.Sprintf("layer %d: %s (%s)\nsize %s", i, name, r.Kind, exact(lb))
+			if r.State == StateMoving {
+				title += "\nmoving"
+			}
+			l.shapes = append(l.shapes, shape{x: x, y: cy, w: w, h: h, fill: kindColor(r.Kind), striped: r.State == StateMoving, title: title})
+		}
+	}
+}
+
+// buffer lays out one buffer's block at y.
+func (l *layout) buffer(b *Buffer, y float64) {
+	l.head(b, y)
 
 	bx, by, bw := float64(mapMargin), y+22, float64(mapWidth-2*mapMargin)
 	l.shapes = append(l.shapes, shape{x: bx, y: by, w: bw, h: barHeight, fill: colorFree,

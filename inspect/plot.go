@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"html/template"
@@ -13,7 +14,9 @@ import (
 
 // Plot is a line chart of series over frames (or any steps), drawn as
 // SVG: the demo's occupied vs reserved bytes, fragmentation and moves per
-// frame. The zero value is an empty chart.
+// frame. Hovering over the chart shows every series' value at the frame
+// under the pointer (an SVG <title> per column, no script). The zero value
+// is an empty chart.
 type Plot struct {
 	Title string
 	// Unit formats the Y axis: UnitBytes, UnitRatio (0..1 as percent) or
@@ -24,15 +27,34 @@ type Plot struct {
 	// XLabel names the X axis ("frame").
 	XLabel string
 	Series []Series
+	// Stacked draws each series on top of the ones before it, as filled
+	// bands (memory by category): the top line is their sum. Hover text
+	// gives each series' own value and the total.
+	Stacked bool
+	// Markers are vertical lines at given steps (where a buffer grew, say).
+	Markers []Marker
 }
 
 // Series is one line of a Plot. Color is "#rrggbb" (KindColor gives the
-// maps' colors); Fill shades the area under the line.
+// maps' colors); Fill shades the area under the line; Dash draws the
+// line dashed and on top of the others, so a line that runs along
+// another stays visible.
 type Series struct {
 	Name   string
 	Color  string
 	Fill   bool
+	Dash   bool
 	Values []float64
+}
+
+// Marker is a vertical line of a Plot at step X (in the units of FirstX),
+// in Color, with Label as its hover text. Markers of one Color share a
+// legend entry named by Legend.
+type Marker struct {
+	X      int
+	Color  string
+	Legend string
+	Label  string
 }
 
 // Unit is how a Plot labels its Y axis.
@@ -73,16 +95,36 @@ const (
 func (p *Plot) WriteSVG(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	n := 0
-	top := 0.0
 	for _, s := range p.Series {
 		n = max(n, len(s.Values))
-		for _, v := range s.Values {
-			top = max(top, finite(v))
+	}
+	// drawn holds what each series' line is drawn at: its values, or
+	// with Stacked the running sums.
+	drawn := make([][]float64, len(p.Series))
+	top := 0.0
+	var sum []float64
+	if p.Stacked {
+		sum = make([]float64, n)
+	}
+	for k, s := range p.Series {
+		v := make([]float64, len(s.Values))
+		for i, x := range s.Values {
+			v[i] = finite(x)
+			if p.Stacked {
+				sum[i] += v[i]
+				v[i] = sum[i]
+			}
+			top = max(top, v[i])
 		}
+		drawn[k] = v
 	}
 	top = niceCeil(top, p.Unit)
-	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="%s" role="img" aria-label="`,
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="%s" role="img" class="gpumem-plot`,
 		plotW, plotH, plotW, plotH, fontFamily)
+	if p.Stacked {
+		bw.WriteString(" stacked")
+	}
+	bw.WriteString(`" aria-label="`)
 	xml.EscapeText(bw, []byte(p.Title))
 	bw.WriteString(`">` + "\n")
 	fmt.Fprintf(bw, `<rect width="%d" height="%d" fill="#fff"/>`+"\n", plotW, plotH)
@@ -94,12 +136,27 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(bw, `<text x="%d" y="20" font-size="%d" font-weight="bold" fill="%s">`, plotLeft, textTitle-1, hexColor(colorText))
 	xml.EscapeText(bw, []byte(p.Title))
 	bw.WriteString("</text>\n")
-	// Legend, right of the title.
+	// Legend, under the title: the series, then the markers' kinds.
 	lx := float64(plotLeft)
+	legend := func(name, color string, tall bool) {
+		h := "4"
+		y := "30"
+		if tall {
+			h, y = "12", "26"
+		}
+		fmt.Fprintf(bw, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n", num(lx), y, map[bool]string{false: "14", true: "3"}[tall], h, template.HTMLEscapeString(color))
+		text(lx+19, 36, textSmall, "start", hexColor(colorText), name)
+		lx += 19 + float64(textWidth(name, textSmall)) + 22
+	}
 	for _, s := range p.Series {
-		fmt.Fprintf(bw, `<rect x="%s" y="30" width="14" height="4" fill="%s"/>`+"\n", num(lx), template.HTMLEscapeString(s.Color))
-		text(lx+19, 36, textSmall, "start", hexColor(colorText), s.Name)
-		lx += 19 + float64(textWidth(s.Name, textSmall)) + 22
+		legend(s.Name, s.Color, false)
+	}
+	seen := map[string]bool{}
+	for _, m := range p.Markers {
+		if m.Legend != "" && !seen[m.Legend] {
+			seen[m.Legend] = true
+			legend(m.Legend, m.Color, true)
+		}
 	}
 	// Axes and grid.
 	for i := 0; i <= plotTicksY; i++ {
@@ -126,22 +183,99 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="%s"/>`+"\n",
 		plotLeft, plotTop, plotInnerW, plotInnerH, hexColor(colorBorder))
-	for _, s := range p.Series {
-		step := max(1, (len(s.Values)+plotMaxPoints-1)/plotMaxPoints)
+	step := max(1, (n+plotMaxPoints-1)/plotMaxPoints)
+	points := func(v []float64) string {
 		var pts strings.Builder
-		for i := 0; i < len(s.Values); i += step {
-			fmt.Fprintf(&pts, "%s,%s ", num(xAt(i)), num(yAt(s.Values[i])))
+		for i := 0; i < len(v); i += step {
+			fmt.Fprintf(&pts, "%s,%s ", num(xAt(i)), num(yAt(v[i])))
 		}
-		if last := len(s.Values) - 1; last >= 0 && last%step != 0 {
-			fmt.Fprintf(&pts, "%s,%s ", num(xAt(last)), num(yAt(s.Values[last])))
+		if last := len(v) - 1; last >= 0 && last%step != 0 {
+			fmt.Fprintf(&pts, "%s,%s ", num(xAt(last)), num(yAt(v[last])))
+		}
+		return strings.TrimSpace(pts.String())
+	}
+	// Fills first, then lines, dashed lines last: no line hides under a
+	// fill, and a dashed line shows over one it runs along.
+	for k, s := range p.Series {
+		v := drawn[k]
+		if len(v) == 0 || !(s.Fill || p.Stacked) {
+			continue
 		}
 		c := template.HTMLEscapeString(s.Color)
-		if s.Fill && len(s.Values) > 0 {
-			fmt.Fprintf(bw, `<polygon points="%s,%d %s%s,%d" fill="%s" fill-opacity="0.25"/>`+"\n",
-				num(xAt(0)), plotTop+plotInnerH, pts.String(), num(xAt(len(s.Values)-1)), plotTop+plotInnerH, c)
+		if p.Stacked {
+			// The band between this series' sums and the ones below.
+			var below string
+			if k == 0 {
+				below = num(xAt(len(v)-1)) + "," + strconv.Itoa(plotTop+plotInnerH) + " " + num(xAt(0)) + "," + strconv.Itoa(plotTop+plotInnerH)
+			} else {
+				prev := drawn[k-1]
+				var b strings.Builder
+				for i := len(prev) - 1; i >= 0; i-- {
+					if i%step == 0 || i == len(prev)-1 {
+						fmt.Fprintf(&b, "%s,%s ", num(xAt(i)), num(yAt(prev[i])))
+					}
+				}
+				below = strings.TrimSpace(b.String())
+			}
+			fmt.Fprintf(bw, `<polygon class="band" data-series="%s" points="%s %s" fill="%s" fill-opacity="0.8"/>`+"\n",
+				template.HTMLEscapeString(s.Name), points(v), below, c)
+			continue
 		}
-		fmt.Fprintf(bw, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5" stroke-linejoin="round"/>`+"\n",
-			strings.TrimSpace(pts.String()), c)
+		fmt.Fprintf(bw, `<polygon points="%s,%d %s %s,%d" fill="%s" fill-opacity="0.25"/>`+"\n",
+			num(xAt(0)), plotTop+plotInnerH, points(v), num(xAt(len(v)-1)), plotTop+plotInnerH, c)
+	}
+	for _, dashed := range []bool{false, true} {
+		for k, s := range p.Series {
+			if s.Dash != dashed || len(drawn[k]) == 0 {
+				continue
+			}
+			width, dash := "1.5", ""
+			if s.Dash {
+				width, dash = "2.5", ` stroke-dasharray="7 4"`
+			}
+			fmt.Fprintf(bw, `<polyline data-series="%s" points="%s" fill="none" stroke="%s" stroke-width="%s" stroke-linejoin="round"%s/>`+"\n",
+				template.HTMLEscapeString(s.Name), points(drawn[k]), template.HTMLEscapeString(s.Color), width, dash)
+		}
+	}
+	for _, m := range p.Markers {
+		i := m.X - p.FirstX
+		if i < 0 || i >= n {
+			continue
+		}
+		x := num(xAt(i))
+		fmt.Fprintf(bw, `<g class="marker"><title>`)
+		xml.EscapeText(bw, []byte(m.Label))
+		fmt.Fprintf(bw, `</title><line x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="1.5" stroke-opacity="0.8"/></g>`+"\n",
+			x, plotTop, x, plotTop+plotInnerH, template.HTMLEscapeString(m.Color))
+	}
+	// Hover: a transparent column per drawn step, titled with the values.
+	if n > 0 {
+		colW := float64(plotInnerW) / float64(max(1, (n-1+step-1)/step))
+		var tb strings.Builder
+		for i := 0; i < n; i += step {
+			tb.Reset()
+			fmt.Fprintf(&tb, "%s %d", cmp.Or(p.XLabel, "step"), p.FirstX+i)
+			total := 0.0
+			for _, s := range p.Series {
+				if i < len(s.Values) {
+					fmt.Fprintf(&tb, "\n%s: %s", s.Name, p.Unit.format(finite(s.Values[i])))
+					total += finite(s.Values[i])
+				}
+			}
+			if p.Stacked {
+				fmt.Fprintf(&tb, "\ntotal: %s", p.Unit.format(total))
+			}
+			for _, m := range p.Markers {
+				if m.X == p.FirstX+i {
+					tb.WriteString("\n" + m.Label)
+				}
+			}
+			x := max(float64(plotLeft), xAt(i)-colW/2)
+			wd := min(float64(plotW-plotRight), xAt(i)+colW/2) - x
+			fmt.Fprintf(bw, `<rect class="hover" x="%s" y="%d" width="%s" height="%d" fill="#000" fill-opacity="0"><title>`, num(x), plotTop, num(wd), plotInnerH)
+			xml.EscapeText(bw, []byte(tb.String()))
+			bw.WriteString("</title></rect>\n")
+		}
 	}
 	bw.WriteString("</svg>\n")
 	return bw.Flush()

@@ -67,11 +67,38 @@ func (l *layout) writeSVG(w *bufio.Writer) {
 	w.WriteString(`<defs><pattern id="gpumem-moving" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
 		`<rect width="3" height="6" fill="#000" fill-opacity="0.35"/></pattern></defs>` + "\n")
 	fmt.Fprintf(w, `<rect width="%d" height="%d" fill="%s"/>`+"\n", l.w, l.h, hexColor(colorBG))
-	open := false
-	for _, s := range l.shapes {
-		if !s.part && open {
+	open := false // a region's <g> with its <title>
+	inBuf := -1   // the buffer whose <g> is open
+	closeTitle := func() {
+		if open {
 			w.WriteString("</g>\n")
 			open = false
+		}
+	}
+	next := 0 // the first span that does not end before the shape
+	spanOf := func(i int) int {
+		for next < len(l.spans) && i >= l.spans[next].end {
+			next++
+		}
+		if next < len(l.spans) && i >= l.spans[next].start {
+			return next
+		}
+		return -1
+	}
+	for i, s := range l.shapes {
+		if !s.part {
+			closeTitle()
+		}
+		if k := spanOf(i); k != inBuf {
+			closeTitle()
+			if inBuf >= 0 {
+				w.WriteString("</g>\n")
+			}
+			if inBuf = k; k >= 0 {
+				w.WriteString(`<g class="gpumem-buffer" data-buffer="`)
+				xml.EscapeText(w, []byte(l.spans[k].name))
+				w.WriteString(`">` + "\n")
+			}
 		}
 		if s.title != "" {
 			w.WriteString("<g><title>")
@@ -92,7 +119,8 @@ func (l *layout) writeSVG(w *bufio.Writer) {
 			w.WriteString("\n")
 		}
 	}
-	if open {
+	closeTitle()
+	if inBuf >= 0 {
 		w.WriteString("</g>\n")
 	}
 	for _, t := range l.texts {
@@ -238,10 +266,11 @@ func WriteHTML(w io.Writer, d *Dump) error {
 const PageStyle = `body{font-family:DejaVu Sans,Verdana,Helvetica,Arial,sans-serif;color:#202428;margin:24px;background:#fff}
 h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:24px 0 8px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
-th,td{border-bottom:1px solid #dde2e7;padding:3px 8px;text-align:right}td{white-space:nowrap}
+th,td{border-bottom:1px solid #dde2e7;padding:3px 6px;text-align:right}td{white-space:nowrap}
 tr.total td{font-weight:bold;border-top:1px solid #909ca8}
-th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
-th{background:#f3f5f7}.muted{color:#5f6b76;font-size:13px}svg{display:block;max-width:100%;height:auto}`
+th:first-child,td:first-child{text-align:left}table.headroom td:nth-child(2),table.headroom th:nth-child(2){text-align:left}
+.scroll{overflow-x:auto}table.stats{font-size:11px}table.stats td,table.stats th{padding:2px 4px}
+th{background:#f3f5f7}th.group,th.group:first-child{text-align:center;border-left:1px solid #dde2e7}.muted{color:#5f6b76;font-size:13px}svg{display:block;max-width:100%;height:auto}`
 
 var mapPage = template.Must(template.New("map").Parse(`<!DOCTYPE html>
 <html lang="en">
@@ -260,7 +289,13 @@ var mapPage = template.Must(template.New("map").Parse(`<!DOCTYPE html>
 `))
 
 // StatsTable returns an HTML table of the buffers' stats, one row each,
-// and a row of totals, for pages that embed maps.
+// and a row of totals, for pages that embed maps. Its columns say which
+// figures are the state at the dump's moment, which are of the dump's
+// frame (allocations moved, striped on the map; moves recorded; bytes
+// moved) and which count since the manager started ("-" for a buffer
+// whose manager keeps no history). Each row carries its buffer's name in
+// data-buffer, and the frame cells the classes moving, frame-moves and
+// frame-bytes, for scripts that check a page.
 func StatsTable(buffers []Buffer, totals Stats) (template.HTML, error) {
 	var b strings.Builder
 	err := statsTable.Execute(&b, struct {
@@ -272,9 +307,10 @@ func StatsTable(buffers []Buffer, totals Stats) (template.HTML, error) {
 
 var statsTable = template.Must(template.New("table").Funcs(template.FuncMap{
 	"bytes": FormatBytes, "pct": percent, "group": group,
-}).Parse(`<table>
-<tr><th>buffer</th><th>kind</th><th>capacity</th><th>occupied</th><th>bin slack</th><th>free</th><th>largest free</th><th>allocations</th><th>free regions</th><th>fragmentation</th><th>growths</th><th>moves</th><th>moved</th></tr>
-{{range .Buffers}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td>{{template "cells" .Stats}}</tr>
-{{end}}{{with .Totals}}<tr class="total"><td>total</td><td></td>{{template "cells" .}}</tr>{{end}}
-</table>
-{{define "cells"}}<td>{{bytes .CapacityBytes}}</td><td>{{bytes .OccupiedBytes}}</td><td>{{bytes .SlackBytes}}</td><td>{{bytes .FreeBytes}}</td><td>{{bytes .LargestFreeBytes}}</td><td>{{group .Allocations}}</td><td>{{group .FreeRegions}}</td><td>{{pct .Fragmentation}}</td><td>{{.Growths}}</td><td>{{.Moves}}</td><td>{{bytes .BytesMoved}}</td>{{end}}`))
+}).Parse(`<div class="scroll"><table class="stats">
+<tr><th colspan="9" class="group">now</th><th colspan="3" class="group">this frame</th><th colspan="3" class="group">since start</th></tr>
+<tr><th>buffer</th><th>capacity</th><th>occupied</th><th>bin slack</th><th>free</th><th>largest free</th><th>allocations</th><th>free regions</th><th>fragmentation</th><th title="allocations moved during the frame: striped on the map">moved</th><th title="moves recorded during the frame (an allocation moved twice counts twice)">moves</th><th>bytes moved</th><th>growths</th><th>moves</th><th>bytes moved</th></tr>
+{{range .Buffers}}<tr data-buffer="{{.Name}}"><td title="{{.Kind}}">{{.Name}}</td>{{template "cells" .Stats}}</tr>
+{{end}}{{with .Totals}}<tr class="total" data-buffer=""><td>total</td>{{template "cells" .}}</tr>{{end}}
+</table></div>
+{{define "cells"}}<td>{{bytes .CapacityBytes}}</td><td>{{bytes .OccupiedBytes}}</td><td>{{bytes .SlackBytes}}</td><td>{{bytes .FreeBytes}}</td><td>{{bytes .LargestFreeBytes}}</td><td>{{group .Allocations}}</td><td>{{group .FreeRegions}}</td><td>{{pct .Fragmentation}}</td><td class="moving">{{group .Moving}}</td><td class="frame-moves">{{.FrameMoves}}</td><td class="frame-bytes">{{bytes .FrameBytesMoved}}</td>{{if .History}}<td>{{.Growths}}</td><td>{{.Moves}}</td><td>{{bytes .BytesMoved}}</td>{{else}}<td>-</td><td>-</td><td>-</td>{{end}}{{end}}`))

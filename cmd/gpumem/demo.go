@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"html/template"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -55,10 +54,13 @@ flight, is read back and compared with what was written: the demo proves
 nothing was lost while things moved.
 
 It prints a summary table on stdout (a progress bar on stderr when that
-is a terminal) and writes a self-contained HTML report: memory maps at the
-first, middle and last frames and at the frame with the most moves, and
-plots of occupied vs reserved bytes, fragmentation (1 - largest free /
-free) and moves per frame. The same seed gives the same numbers on every
+is a terminal) and writes a self-contained HTML report: contents; plots
+over the frames (capacity, reserved and occupied bytes; capacity by
+category, stacked; bytes uploaded, moved, copied by growth and read back;
+moves; fragmentation; time), with the values on hover and markers where a
+buffer grew or was added; each buffer against the device's limits, with
+its usage flags; and memory maps at the first, middle and last frames and
+at the frame with the most moves, each with what that frame moved. The same seed gives the same numbers on every
 device, except timings: the ring buffer and the frame arena see the GPU
 two frames behind (three frames in flight) whatever its pace.
 
@@ -234,6 +236,14 @@ type bufferRow struct {
 	frag          bool
 
 	growths, moves, bytesMoved uint64
+	// bytesCopied is what growths copied into new buffers; newBuffers
+	// counts buffers added beside the old ones (mesh slabs), which also
+	// need bind groups.
+	bytesCopied, newBuffers uint64
+
+	// category is what the memory is for, in the plot of memory by
+	// category: one of categories, or "" for a row whose sub rows say.
+	category string
 
 	// sub marks a row breaking the row above it down (a layout of the
 	// mesh allocator's): left out of totals and plots, and without
@@ -241,22 +251,52 @@ type bufferRow struct {
 	sub bool
 }
 
+// categories are what the demo's memory is for, in the order the plot
+// of memory by category stacks them.
+var categories = []string{"vertex", "index", "meshlet", "texture", "uniform", "scratch", "readback"}
+
+// categoryColor is the color of a category in the plots: its owner
+// kind's where it has one.
+func categoryColor(c string) string {
+	switch c {
+	case "meshlet":
+		return inspect.KindColor("meshlet-data")
+	case "uniform":
+		return inspect.KindColor("ring")
+	case "scratch":
+		return "#3d7a76" // a darker ring color
+	case "readback":
+		return inspect.KindColor("pool")
+	}
+	return inspect.KindColor(c)
+}
+
 // arenaRow returns the row of an arena's statistics st, elemBytes bytes an
 // element.
-func arenaRow(name string, allocs, written uint64, st arena.Stats, elemBytes uint64) bufferRow {
+func arenaRow(name, category string, allocs, written uint64, st arena.Stats, elemBytes uint64) bufferRow {
 	e := elemBytes
-	return bufferRow{name: name, allocs: allocs, live: st.Allocations, written: written,
+	return bufferRow{name: name, category: category, bytesCopied: st.BytesCopied, allocs: allocs, live: st.Allocations, written: written,
 		occupied: st.OccupiedElems * e, reserved: st.ReservedElems * e, capacity: uint64(st.CapacityElems) * e,
 		free: uint64(st.FreeElems) * e, largest: uint64(st.LargestFreeElems) * e, frag: true,
 		growths: st.Growths, moves: st.Moves, bytesMoved: st.BytesMoved}
 }
 
-// frameRecord is one frame's numbers, for the plots.
+// frameRecord is one frame's numbers, for the plots. Bytes are bytes.
 type frameRecord struct {
 	capacity, reserved, occupied uint64
 	fragmentation                float64
-	moves, bytesMoved            uint64
-	dur                          time.Duration
+	// Of the frame alone: moves recorded and bytes they moved; bytes
+	// uploaded (written from the CPU), copied into grown buffers, and
+	// copied into read-back buffers.
+	moves, bytesMoved             uint64
+	uploaded, grownCopy, readBack uint64
+	// byCategory is the capacity held for each of categories.
+	byCategory []uint64
+	// rebind lists the buffers replaced or added in the frame (growths,
+	// new slabs, new texture pages): bind groups that use them need
+	// rebuilding.
+	rebind []string
+	dur    time.Duration
 }
 
 // demoResult is what a run produced.
@@ -272,6 +312,7 @@ type demoResult struct {
 	last     inspect.Dump
 	total    time.Duration
 	peakLive int
+	limits   device.Limits
 }
 
 // simulate runs the scene for cfg.frames frames on dev.
@@ -285,11 +326,11 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			ws[i].release()
 		}
 	}()
-	res := &demoResult{cfg: cfg, device: devName}
+	res := &demoResult{cfg: cfg, device: devName, limits: dev.Limits()}
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x9e3779b97f4a7c15))
 	mapAt := map[int]bool{1: true, (cfg.frames + 1) / 2: true, cfg.frames: true}
 	prog.start("demo")
-	var prevMoves, prevBytes uint64
+	prev := map[string]bufferRow{}
 	// busiest is the dump of the first frame with the most moves: its map
 	// shows the sweep at work (moving allocations are striped).
 	var busiest inspect.Dump
@@ -326,12 +367,32 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			res.spot += c
 		}
 		dur := time.Since(t0)
-		rec := frameRecord{dur: dur}
+		rec := frameRecord{dur: dur, byCategory: make([]uint64, len(categories))}
 		var free, largest uint64
 		live := 0
 		for _, r := range rowsOf(ws) {
+			if i := slices.Index(categories, r.category); i >= 0 {
+				rec.byCategory[i] += r.capacity
+			}
 			if r.sub {
 				continue
+			}
+			p := prev[r.name]
+			prev[r.name] = r
+			rec.moves += r.moves - p.moves
+			rec.bytesMoved += r.bytesMoved - p.bytesMoved
+			rec.grownCopy += r.bytesCopied - p.bytesCopied
+			if r.category == "readback" {
+				rec.readBack += r.written - p.written
+			} else {
+				rec.uploaded += r.written - p.written
+			}
+			if g, nb := r.growths-p.growths, r.newBuffers-p.newBuffers; n > 1 && g+nb > 0 && r.category != "readback" {
+				what := fmt.Sprintf("%s: %d grown", r.name, g)
+				if nb > 0 {
+					what += fmt.Sprintf(", %d new", nb)
+				}
+				rec.rebind = append(rec.rebind, what)
 			}
 			rec.capacity += r.capacity
 			rec.reserved += r.reserved
@@ -340,13 +401,9 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 				free += r.free
 				largest += r.largest
 			}
-			rec.moves += r.moves
-			rec.bytesMoved += r.bytesMoved
 			live += r.live
 		}
 		rec.fragmentation = frag(largest, free)
-		rec.moves, prevMoves = rec.moves-prevMoves, rec.moves
-		rec.bytesMoved, prevBytes = rec.bytesMoved-prevBytes, rec.bytesMoved
 		res.records = append(res.records, rec)
 		res.peakLive = max(res.peakLive, live)
 		if mapAt[n] {
@@ -374,10 +431,15 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 		res.notes = append(res.notes, w.notes()...)
 	}
 	res.last = res.maps[len(res.maps)-1]
-	if busiestMoves > 0 && !mapAt[frameOf(busiest)] {
-		busiest.Label += fmt.Sprintf(" (the most moves: %d)", busiestMoves)
-		res.maps = append(res.maps, busiest)
-		slices.SortStableFunc(res.maps, func(a, b inspect.Dump) int { return frameOf(a) - frameOf(b) })
+	if busiestMoves > 0 {
+		const most = ", the frame with the most moves"
+		if i := slices.IndexFunc(res.maps, func(d inspect.Dump) bool { return frameOf(d) == frameOf(busiest) }); i >= 0 {
+			res.maps[i].Label += most // its map is drawn already
+		} else {
+			busiest.Label += most
+			res.maps = append(res.maps, busiest)
+			slices.SortStableFunc(res.maps, func(a, b inspect.Dump) int { return frameOf(a) - frameOf(b) })
+		}
 	}
 	return res, nil
 }
@@ -557,6 +619,7 @@ func (r *demoResult) writeSummary(w io.Writer) {
 	t.name = "total"
 	line(t, pct(frag(t.largest, t.free)))
 	tw.Flush()
+	fmt.Fprintln(w, "(allocations, written, growths, moves and moved: over the whole run; live, occupied, reserved, capacity and\nfragmentation: at the last frame)")
 	fmt.Fprintln(w)
 	for _, n := range r.notes {
 		fmt.Fprintln(w, n)
@@ -589,99 +652,3 @@ func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
 }
-
-// writeReport writes the HTML report: the summary, plots over frames and
-// the memory maps.
-func (r *demoResult) writeReport(w io.Writer) error {
-	var sum strings.Builder
-	r.writeSummary(&sum)
-	n := len(r.records)
-	series := func(f func(frameRecord) float64) []float64 {
-		v := make([]float64, n)
-		for i, rec := range r.records {
-			v[i] = f(rec)
-		}
-		return v
-	}
-	plots := []inspect.Plot{
-		{Title: "Memory: occupied vs reserved vs capacity", Unit: inspect.UnitBytes, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
-			{Name: "capacity", Color: "#909ca8", Values: series(func(f frameRecord) float64 { return float64(f.capacity) })},
-			{Name: "reserved", Color: inspect.KindColor("index"), Values: series(func(f frameRecord) float64 { return float64(f.reserved) })},
-			{Name: "occupied", Color: inspect.KindColor("vertex"), Fill: true, Values: series(func(f frameRecord) float64 { return float64(f.occupied) })},
-		}},
-		{Title: "Fragmentation: 1 - largest free / free (mesh slabs and meshlet arenas)", Unit: inspect.UnitRatio, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
-			{Name: "fragmentation", Color: inspect.KindColor("texture"), Fill: true, Values: series(func(f frameRecord) float64 { return f.fragmentation })},
-		}},
-		{Title: "Moves per frame (sweeps and compactions)", Unit: inspect.UnitCount, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
-			{Name: "moves", Color: inspect.KindColor("meshlet-data"), Fill: true, Values: series(func(f frameRecord) float64 { return float64(f.moves) })},
-		}},
-		{Title: "Bytes moved per frame", Unit: inspect.UnitBytes, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
-			{Name: "bytes moved", Color: inspect.KindColor("meshlet-rows"), Fill: true, Values: series(func(f frameRecord) float64 { return float64(f.bytesMoved) })},
-		}},
-		{Title: "Time per frame (CPU, including device waits for read-back checks)", Unit: inspect.UnitMillis, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
-			{Name: "time", Color: "#5f6b76", Values: series(func(f frameRecord) float64 { return float64(f.dur) / float64(time.Millisecond) })},
-		}},
-	}
-	type mapSection struct {
-		Label      string
-		SVG, Table template.HTML
-	}
-	var maps []mapSection
-	for i := range r.maps {
-		d := &r.maps[i]
-		svg, err := inspect.MapSVG(d)
-		if err != nil {
-			return err
-		}
-		table, err := inspect.StatsTable(d.Buffers, d.Totals)
-		if err != nil {
-			return err
-		}
-		maps = append(maps, mapSection{Label: d.Label, SVG: svg, Table: table})
-	}
-	var plotSVG []template.HTML
-	for i := range plots {
-		plotSVG = append(plotSVG, plots[i].SVG())
-	}
-	return reportPage.Execute(w, struct {
-		Frames  int
-		Seed    uint64
-		Device  string
-		Summary string
-		Style   template.CSS
-		Plots   []template.HTML
-		Maps    []mapSection
-		Last    mapSection
-	}{r.cfg.frames, r.cfg.seed, r.device, sum.String(), inspect.PageStyle, plotSVG, maps, maps[len(maps)-1]})
-}
-
-var reportPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>gpumem demo report</title>
-<style>{{.Style}}
-pre{background:#f3f5f7;padding:12px;font-size:12px;overflow-x:auto}</style>
-</head>
-<body>
-<h1>gpumem demo report</h1>
-<p class="muted">{{.Frames}} frames of scene streaming, seed {{.Seed}}, on {{.Device}}.
-As a camera circles a loop of zones, each zone's meshes (the mesh allocator's slabs), meshlet batches (the meshlet manager) and
-textures (the bindless registry's pages) stream in and out; per-frame constants and vertices go through the ring buffer and the frame arena, fenced; read-backs lease
-buffers from the pool. Slabs and arenas sweep within a budget each frame; written data is read back and checked.</p>
-<pre>{{.Summary}}</pre>
-<h2>Memory at the last frame</h2>
-{{with .Last}}{{.SVG}}{{end}}
-<p class="muted">One bar per buffer, to its own scale. Allocations are colored by owner kind; the lighter part of one is bin-rounding slack;
-striped allocations moved during that frame; gray is free. Hover over a region for its owner, offset and size.</p>
-<h2>Over time</h2>
-{{range .Plots}}{{.}}
-{{end}}
-<h2>Memory maps</h2>
-{{range .Maps}}<h2>{{.Label}}</h2>
-{{.SVG}}
-{{.Table}}
-{{end}}
-</body>
-</html>
-`))

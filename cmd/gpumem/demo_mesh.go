@@ -72,6 +72,10 @@ type demoMesh struct {
 	at [2]mesh.Slice
 	// dirty marks a placed array staged for a rewrite in place.
 	dirty [2]bool
+	// movedIn is the frame each array last moved in, and moves how many
+	// times it moved in that frame: the map stripes exactly the arrays
+	// that moved, and a slab's moves in a frame are its arrays' moves.
+	movedIn, moves [2]int
 }
 
 // restage records new contents of m's arrays, staged by the Modify the
@@ -302,6 +306,10 @@ func (w *meshWorkload) observe() error {
 				h.written += uint64(cur.Len()) * uint64(l.ElemBytes)
 			case cur.Start != prev.Start:
 				w.moving[m] = true
+				if m.movedIn[k] != w.frameN {
+					m.movedIn[k], m.moves[k] = w.frameN, 0
+				}
+				m.moves[k]++
 			}
 			if m.dirty[k] {
 				m.dirty[k] = false
@@ -383,6 +391,8 @@ type slabView struct {
 	layout  mesh.Layout
 	buf     device.Buffer
 	regions []inspect.Region
+	// moves and bytesMoved are the frame's moves of the slab's arrays.
+	moves, bytesMoved uint64
 }
 
 // slabs returns the allocator's buffers, drawn from the live meshes'
@@ -392,10 +402,6 @@ func (w *meshWorkload) slabs() []slabBuffer {
 	byBuf := map[device.Buffer]*slabView{}
 	var views []*slabView
 	for _, m := range w.live {
-		state := inspect.StateUsed
-		if w.moved[m.h] == w.frameN {
-			state = inspect.StateMoving
-		}
 		for k, s := range m.at {
 			if s.Buffer == nil {
 				continue
@@ -406,6 +412,12 @@ func (w *meshWorkload) slabs() []slabBuffer {
 				v = &slabView{layout: l, buf: s.Buffer}
 				byBuf[s.Buffer] = v
 				views = append(views, v)
+			}
+			state := inspect.StateUsed
+			if m.movedIn[k] == w.frameN {
+				state = inspect.StateMoving
+				v.moves += uint64(m.moves[k])
+				v.bytesMoved += uint64(m.moves[k]) * uint64(l.Slots(s.Len())) * uint64(l.SlotBytes())
 			}
 			kind := "vertex"
 			if l.Kind == mesh.Indices {
@@ -433,8 +445,9 @@ func (w *meshWorkload) slabs() []slabBuffer {
 		if err != nil {
 			panic("demo: mesh ranges overlap: " + err.Error()) // the allocator's invariant broke
 		}
-		b.ElemBytes = v.layout.SlotBytes()
-		out = append(out, slabBuffer{b, v.layout})
+		b.ElemBytes = v.layout.ElemBytes // regions come in slots of 1, 2 or 4 elements
+		b.Usage = v.buf.Desc().Usage.String()
+		out = append(out, slabBuffer{b.WithFrame(v.moves, v.bytesMoved), v.layout})
 	}
 	return out
 }
@@ -458,11 +471,11 @@ func (w *meshWorkload) buffers() []inspect.Buffer {
 func (w *meshWorkload) rows() []bufferRow {
 	st := w.a.Stats()
 	top := bufferRow{name: "meshes", written: st.BytesUploaded, frag: true,
-		growths: st.Growths, moves: st.Moves, bytesMoved: st.BytesMoved}
+		growths: st.Growths, moves: st.Moves, bytesMoved: st.BytesMoved, bytesCopied: st.BytesCopied, newBuffers: st.SlabsCreated}
 	subs := make([]bufferRow, len(meshLayouts))
 	for i, l := range meshLayouts {
 		h := w.hist[l]
-		subs[i] = bufferRow{name: "  " + l.String(), allocs: h.allocs, written: h.written, frag: true, sub: true}
+		subs[i] = bufferRow{name: "  " + l.String(), category: l.Kind.String(), allocs: h.allocs, written: h.written, frag: true, sub: true}
 		top.allocs += h.allocs
 	}
 	for _, sb := range w.slabs() {

@@ -26,6 +26,9 @@ type meshletBatch struct {
 	tag   uint32
 	words int
 	rel   []uint32 // each row's relative address
+	// from is where the batch's data and rows were at the frame's start
+	// (or its Add): the map stripes what is elsewhere now.
+	from [2]uint32
 }
 
 // meshletWorkload streams each zone's meshlet batches through the meshlet
@@ -42,6 +45,9 @@ type meshletWorkload struct {
 	allocs   uint64
 	written  [2]uint64 // data, rows
 	scratch  []byte
+	// start is the manager's statistics at the frame's start: the frame's
+	// moves are the arenas' counters since.
+	start meshlet.Stats
 }
 
 type meshletZone struct {
@@ -72,6 +78,10 @@ func (w *meshletWorkload) notes() []string { return nil }
 
 func (w *meshletWorkload) frame(f *frameState) error {
 	w.frameN = f.n
+	w.start = w.m.Stats()
+	for _, b := range w.live {
+		b.from = w.where(b)
+	}
 	for z := range demoZones {
 		zn := &w.zones[z]
 		if zn.sizes == nil {
@@ -138,6 +148,7 @@ func (w *meshletWorkload) load(z int, name string, meshlets, wordsPer int, rng *
 		return nil, fmt.Errorf("load %s: %w", name, err)
 	}
 	b.h = h
+	b.from = w.where(b)
 	w.allocs++
 	w.written[0] += uint64(4 * len(data))
 	w.written[1] += uint64(4 * len(rows))
@@ -199,14 +210,16 @@ func (w *meshletWorkload) buffers() []inspect.Buffer {
 		if err != nil {
 			continue
 		}
-		state := inspect.StateUsed
-		if w.moved[b.h] == w.frameN {
-			state = inspect.StateMoving
+		state := func(k int, at uint32) inspect.State {
+			if w.moved[b.h] == w.frameN && b.from[k] != at {
+				return inspect.StateMoving
+			}
+			return inspect.StateUsed
 		}
 		data = append(data, inspect.Region{Offset: 4 * uint64(p.DataOffset), Size: 4 * uint64(binRound(p.DataWords)),
-			Used: 4 * uint64(p.DataWords), State: state, Kind: "meshlet-data", Name: b.name})
+			Used: 4 * uint64(p.DataWords), State: state(0, p.DataOffset), Kind: "meshlet-data", Name: b.name})
 		rows = append(rows, inspect.Region{Offset: rw * uint64(p.RowOffset), Size: rw * uint64(binRound(p.Meshlets)),
-			Used: rw * uint64(p.Meshlets), State: state, Kind: "meshlet-rows", Name: b.name})
+			Used: rw * uint64(p.Meshlets), State: state(1, p.RowOffset), Kind: "meshlet-rows", Name: b.name})
 	}
 	db, err1 := inspect.NewBuffer("meshlets/data", "meshlet", 4*uint64(st.Data.CapacityElems), data)
 	rb, err2 := inspect.NewBuffer("meshlets/rows", "meshlet", rw*uint64(st.Rows.CapacityElems), rows)
@@ -214,7 +227,21 @@ func (w *meshletWorkload) buffers() []inspect.Buffer {
 		panic("demo: meshlet placements overlap: " + err.Error()) // the manager's invariant broke
 	}
 	db.ElemBytes, rb.ElemBytes = 4, uint32(rw)
-	return []inspect.Buffer{db.WithHistory(inspect.ArenaHistory(st.Data)), rb.WithHistory(inspect.ArenaHistory(st.Rows))}
+	if dbuf, rbuf := w.m.Buffers(); dbuf != nil && rbuf != nil {
+		db.Usage, rb.Usage = dbuf.Desc().Usage.String(), rbuf.Desc().Usage.String()
+	}
+	db = db.WithHistory(inspect.ArenaHistory(st.Data)).WithFrame(st.Data.Moves-w.start.Data.Moves, st.Data.BytesMoved-w.start.Data.BytesMoved)
+	rb = rb.WithHistory(inspect.ArenaHistory(st.Rows)).WithFrame(st.Rows.Moves-w.start.Rows.Moves, st.Rows.BytesMoved-w.start.Rows.BytesMoved)
+	return []inspect.Buffer{db, rb}
+}
+
+// where returns the offsets of b's data and rows now.
+func (w *meshletWorkload) where(b *meshletBatch) [2]uint32 {
+	p, err := w.m.Lookup(b.h)
+	if err != nil {
+		return [2]uint32{}
+	}
+	return [2]uint32{p.DataOffset, p.RowOffset}
 }
 
 // binRound is the size the arenas (RoundToBins) hold for a request.
@@ -229,7 +256,7 @@ func binRound(n uint32) uint32 {
 func (w *meshletWorkload) rows() []bufferRow {
 	st := w.m.Stats()
 	return []bufferRow{
-		arenaRow("meshlets/data", w.allocs, w.written[0], st.Data, 4),
-		arenaRow("meshlets/rows", w.allocs, w.written[1], st.Rows, 4*meshletRowWords),
+		arenaRow("meshlets/data", "meshlet", w.allocs, w.written[0], st.Data, 4),
+		arenaRow("meshlets/rows", "meshlet", w.allocs, w.written[1], st.Rows, 4*meshletRowWords),
 	}
 }

@@ -84,7 +84,7 @@ func (w *readbackWorkload) buffers() []inspect.Buffer { return nil }
 
 func (w *readbackWorkload) rows() []bufferRow {
 	st := w.p.Stats()
-	return []bufferRow{{name: "pool/readback", allocs: st.Acquires, live: st.Leased, written: w.copied,
+	return []bufferRow{{name: "pool/readback", category: "readback", allocs: st.Acquires, live: st.Leased, written: w.copied,
 		occupied: st.BytesLeased, reserved: st.BytesLeased, capacity: st.BytesHeld,
 		free: st.BytesIdle, largest: st.BytesIdle}}
 }

@@ -214,12 +214,13 @@ func (w *constantsWorkload) buffers() []inspect.Buffer {
 	if err != nil {
 		panic("demo: ring blocks overlap: " + err.Error()) // the ring's invariant broke
 	}
+	b.Usage = buf.Desc().Usage.String()
 	return []inspect.Buffer{b}
 }
 
 func (w *constantsWorkload) rows() []bufferRow {
 	st := w.r.Stats()
-	row := bufferRow{name: "ring/constants", allocs: uint64(st.Allocs), written: w.written,
+	row := bufferRow{name: "ring/constants", category: "uniform", allocs: uint64(st.Allocs), written: w.written,
 		capacity: st.SizeBytes, growths: uint64(st.Growths)}
 	b := w.buffers()[0].Stats
 	row.live, row.occupied, row.reserved = b.Allocations, b.OccupiedBytes, b.ReservedBytes

@@ -107,6 +107,7 @@ func (w *scratchWorkload) buffers() []inspect.Buffer {
 		if err != nil {
 			panic("demo: scratch ranges overlap: " + err.Error()) // the arena's invariant broke
 		}
+		b.Usage = buf.Desc().Usage.String()
 		bufs = append(bufs, b)
 	}
 	return bufs
@@ -114,7 +115,7 @@ func (w *scratchWorkload) buffers() []inspect.Buffer {
 
 func (w *scratchWorkload) rows() []bufferRow {
 	st := w.a.Stats()
-	row := bufferRow{name: "ring/scratch", allocs: uint64(st.Allocs), written: w.written,
+	row := bufferRow{name: "ring/scratch", category: "scratch", allocs: uint64(st.Allocs), written: w.written,
 		capacity: uint64(st.Blocks) * st.BlockBytes, growths: uint64(st.Chains)}
 	for _, b := range w.buffers() {
 		row.live += b.Stats.Allocations

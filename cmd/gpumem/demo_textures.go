@@ -166,7 +166,8 @@ func (w *textureWorkload) buffers() []inspect.Buffer {
 		if err != nil {
 			panic("demo: texture layers overlap: " + err.Error()) // the registry's invariant broke
 		}
-		b.ElemBytes = uint32(d.LayerBytes())
+		b.ElemBytes, b.Layers = uint32(d.LayerBytes()), d.Layers
+		b.Usage = d.Usage.String()
 		bufs[i] = b
 	}
 	return bufs
@@ -176,7 +177,7 @@ func (w *textureWorkload) buffers() []inspect.Buffer {
 // pages added are growths; layers are all of a size within a bucket, so
 // free layers do not fragment.
 func (w *textureWorkload) rows() []bufferRow {
-	row := bufferRow{name: "textures/pages", allocs: w.registered, written: w.written}
+	row := bufferRow{name: "textures/pages", category: "texture", allocs: w.registered, written: w.written}
 	for _, b := range w.buffers() {
 		s := b.Stats
 		row.live += s.Allocations
