@@ -93,8 +93,12 @@
 // Go pointer, which cgo rejects), so a lost device is noticed only through
 // the errors of later calls, which then return device.ErrDeviceLost.
 //
-// On Linux, the Vulkan loader prints "XDG_RUNTIME_DIR is invalid" to stderr
-// when that variable is unset; it is harmless (set it to silence it).
+// On Linux, Mesa's Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid
+// or not set in the environment" to stderr when that variable is unset (a
+// service or container started without a login session). It is harmless.
+// gpumem does not touch a library user's environment: to silence it, set
+// XDG_RUNTIME_DIR to a directory of the user's, mode 0700, before the
+// first device opens (gpumem's command and tests make a private one).
 //
 // # Concurrency
 //

@@ -309,9 +309,9 @@ func (d *Device) usable() error {
 	case d == nil:
 		return fmt.Errorf("webgpu: nil device: %w", device.ErrInvalidObject)
 	case d.released:
-		return fmt.Errorf("webgpu: device: %w", device.ErrReleased)
+		return fmt.Errorf("webgpu: %w", device.ErrReleased)
 	case d.lost:
-		return fmt.Errorf("webgpu: device: %w", device.ErrDeviceLost)
+		return fmt.Errorf("webgpu: %w", device.ErrDeviceLost)
 	}
 	return nil
 }
