@@ -48,12 +48,16 @@ func (h Handle) ID() uint32 { return h.id }
 // survive it, only the buffer changes (see Arena.Buffer).
 type Move struct {
 	Handle
+	// Owner is the tag the allocation was given (AllocateOwned; 0 for
+	// Allocate): who to tell, without a map from handles.
+	Owner           uint64
 	From, To, Elems uint32
 }
 
 // slot is the arena's record of one live allocation, indexed by its id.
 type slot struct {
 	alloc offset.Allocation // Offset kept current across slides
+	owner uint64            // the caller's tag (AllocateOwned)
 	elems uint32            // elements asked for (alloc.Size may be rounded)
 	gen   uint32
 }
@@ -138,25 +142,29 @@ func (a *Arena) Buffer() device.Buffer { return a.buf }
 // ElemSize returns the size of one element in bytes.
 func (a *Arena) ElemSize() uint32 { return a.opts.ElemSize }
 
-// Allocate reserves elems elements and returns their handle. When the
+// Allocate reserves elems elements and returns their handle, with owner
+// tag 0: AllocateOwned(elems, 0).
+func (a *Arena) Allocate(elems uint32) (Handle, error) { return a.AllocateOwned(elems, 0) }
+
+// AllocateOwned reserves elems elements for owner and returns their handle.
+// owner is the caller's tag for the allocation, kept as given: Owner
+// returns it, and every Move and Region of the allocation carries it, so a
+// manager learns whose range moved without a map of its own. When the
 // allocator refuses, the arena makes room and tries again: it grows when
 // short of space, and when the space is there but in pieces it arms a
 // sweep and grows once to get through (a second such refusal before the
 // sweep ends compacts fully); a device that refuses to grow gets a full
-// compaction. Errors: ErrInvalidSize,
-// ErrTooManyAllocations, ErrFull (wrapping the device's refusal, if any),
-// or a device error from a copy or move. After an error every live
-// allocation is intact. O(1) unless it grows or compacts.
-func (a *Arena) Allocate(elems uint32) (Handle, error) {
+// compaction. Errors: ErrInvalidSize, ErrTooManyAllocations, ErrFull
+// (wrapping the device's refusal, if any), or a device error from a copy
+// or move. After an error every live allocation is intact. O(1) unless it
+// grows or compacts; it does not allocate.
+func (a *Arena) AllocateOwned(elems uint32, owner uint64) (Handle, error) {
 	if a.released {
 		return Handle{}, ErrReleased
 	}
-	size := elems
-	if a.opts.RoundToBins {
-		size, _ = offset.RoundUp(elems)
-	}
-	if elems == 0 || size == 0 || size > a.opts.MaxElems {
-		return Handle{}, fmt.Errorf("%w: %d elements (max %d)", ErrInvalidSize, elems, a.opts.MaxElems)
+	size, err := a.size(elems)
+	if err != nil {
+		return Handle{}, err
 	}
 	h, err := offset.Allocation{}, offset.ErrOutOfSpace
 	if size <= a.alloc.Capacity() {
@@ -179,9 +187,23 @@ func (a *Arena) Allocate(elems uint32) (Handle, error) {
 	if s.gen == 0 {
 		s.gen = 1
 	}
-	s.alloc, s.elems = h, elems
+	s.alloc, s.elems, s.owner = h, elems, owner
 	a.occupied += uint64(elems)
 	return a.handle(h.ID()), nil
+}
+
+// size returns what a request of elems takes from the allocator: elems, or
+// its bin's size with RoundToBins. ErrInvalidSize for 0 or more than
+// MaxElems.
+func (a *Arena) size(elems uint32) (uint32, error) {
+	size := elems
+	if a.opts.RoundToBins {
+		size, _ = offset.RoundUp(elems)
+	}
+	if elems == 0 || size == 0 || size > a.opts.MaxElems {
+		return 0, fmt.Errorf("%w: %d elements (max %d)", ErrInvalidSize, elems, a.opts.MaxElems)
+	}
+	return size, nil
 }
 
 // handle returns the handle of the live allocation id.
@@ -209,6 +231,24 @@ func (a *Arena) Offset(h Handle) (uint32, error) {
 		return 0, err
 	}
 	return s.alloc.Offset, nil
+}
+
+// Owner returns the tag h was allocated with (AllocateOwned; 0 for
+// Allocate). O(1).
+func (a *Arena) Owner(h Handle) (uint64, error) {
+	s, err := a.slot(h)
+	if err != nil {
+		return 0, err
+	}
+	return s.owner, nil
+}
+
+// Len returns the number of live allocations. O(1).
+func (a *Arena) Len() int {
+	if a.released {
+		return 0
+	}
+	return a.alloc.Len()
 }
 
 // Elems returns how many elements h was allocated with. O(1).

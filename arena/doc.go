@@ -12,6 +12,12 @@
 // and new offsets. Write and Read reach an allocation's bytes through the
 // device.
 //
+// An allocation may carry an owner tag, a uint64 the caller gives to
+// AllocateOwned (an index into its own table, say): Owner returns it, and
+// every Move and Region of the allocation carries it, so a manager on top
+// translates the arena's reports into its own names without a map from
+// handles.
+//
 // When the allocator refuses a request the arena makes room:
 //
 //   - Short of room (the free space would not serve the request and leave
@@ -28,6 +34,11 @@
 //     fully and retry; if that is not enough, ErrFull. Every live
 //     allocation's contents are intact and the arena still works.
 //
+// Reserve makes that room ahead of a batch without allocating: afterwards
+// the batch's requests (their RoundUp sizes summed) are served without
+// growth, so a caller that places a frame's arrays grows each arena at
+// most once. Fits says whether a request would be served now as it is.
+//
 // Sweep(budget) walks live allocations in address order, sliding each down
 // over the free region before it, within a budget of moves, bytes and
 // steps, and moves the bytes on the device as one batch. When a sweep
@@ -42,6 +53,9 @@
 //   - Stats: OccupiedElems <= ReservedElems <= CapacityElems, and
 //     ReservedElems + FreeElems == CapacityElems.
 //   - After a completed sweep or a compaction, LargestFreeElems == FreeElems.
+//   - Every Move and Region of an allocation, and Owner, report the owner
+//     tag it was allocated with, whatever moved it.
+//   - After Reserve(n) succeeds, Fits(n) holds until the next allocation.
 //
 // # Caveats
 //

@@ -10,9 +10,12 @@ import (
 	"github.com/gpumem/gpumem/device/host"
 )
 
-// FuzzArena drives allocate, free, write, sweep, compact and injected device
-// refusals against a model of every live allocation's bytes, and checks the
-// whole model after every command. Hostile commands write and read at
+// FuzzArena drives allocate (some after a Reserve), free, write, sweep,
+// compact and injected device refusals against a model of every live
+// allocation's bytes and owner tag, and checks the whole model after every
+// command: bytes, Owner, Regions, and every move's owner (OnMove, Sweep,
+// Compact). An allocation after a successful Reserve of its size must be
+// served without growth or compaction. Hostile commands write and read at
 // offsets and lengths near 2^32 and 2^64 (refused with ErrInvalidSize) and
 // use another arena's handles (refused with ErrInvalidHandle); the model
 // check proves they changed nothing. Each command is 3 bytes.
@@ -20,6 +23,7 @@ func FuzzArena(f *testing.F) {
 	f.Add([]byte{0, 10, 0, 0, 20, 1, 1, 0, 0, 3, 0, 0, 0, 50, 2, 4, 0, 0})
 	f.Add([]byte{0, 200, 0, 0, 200, 0, 1, 0, 0, 0, 255, 1, 5, 1, 0, 0, 255, 3, 3, 1, 0})
 	f.Add([]byte{0, 4, 0, 0, 4, 0, 6, 3, 9, 6, 3, 137, 7, 0, 0, 7, 1, 1, 6, 1, 11})
+	f.Add([]byte{1, 60, 6, 1, 90, 14, 2, 0, 0, 1, 200, 2, 1, 96, 22, 2, 1, 0, 1, 150, 3, 4, 0, 1, 1, 50, 7, 5, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := runArena(data); err != nil {
 			t.Fatal(err)
@@ -40,7 +44,14 @@ func runArena(data []byte) error {
 		return err
 	}
 	defer dev.Release()
-	a, err := arena.New(dev, arena.Options{InitialElems: 32, MaxAllocs: 128, Budget: arena.Budget{Moves: 2}})
+	owners := map[arena.Handle]uint64{}
+	var moveErr error
+	onMove := func(m arena.Move) {
+		if w, ok := owners[m.Handle]; (!ok || m.Owner != w) && moveErr == nil {
+			moveErr = fmt.Errorf("OnMove %+v: owner %#x, want %#x (live %v)", m, m.Owner, w, ok)
+		}
+	}
+	a, err := arena.New(dev, arena.Options{InitialElems: 32, MaxAllocs: 128, Budget: arena.Budget{Moves: 2}, OnMove: onMove})
 	if err != nil {
 		return err
 	}
@@ -65,13 +76,44 @@ func runArena(data []byte) error {
 			return order[int(x)%len(order)], true
 		}
 		switch op {
-		case 0, 1: // allocate and fill
+		case 0, 1: // allocate and fill; op 1 with y&2 reserves first
 			elems := uint32(x)%97 + 1
 			if y&1 == 1 {
 				dev.FailNextCreates(1)
 			}
-			h, err := a.Allocate(elems)
+			reserved := false
+			if op == 1 && y&2 != 0 {
+				err := a.Reserve(elems)
+				if err != nil && !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) {
+					return fmt.Errorf("step %d: reserve %d: %w", step, elems, err)
+				}
+				if reserved = err == nil; reserved && !a.Fits(elems) {
+					return fmt.Errorf("step %d: Fits(%d) false after Reserve", step, elems)
+				}
+			}
+			before := a.Stats()
+			// Owners: 0 (Allocate), a small one, or all 64 bits.
+			owner := uint64(0)
+			if y&4 != 0 {
+				owner = uint64(step)<<56 | uint64(x)<<8 | uint64(y)
+			} else if y&8 != 0 {
+				owner = uint64(x)
+			}
+			var h arena.Handle
+			if owner == 0 && y&16 != 0 {
+				h, err = a.Allocate(elems)
+			} else {
+				h, err = a.AllocateOwned(elems, owner)
+			}
 			dev.FailNextCreates(0)
+			if reserved && err == nil {
+				if st := a.Stats(); st.Refusals != before.Refusals || st.Growths != before.Growths || st.Moves != before.Moves {
+					return fmt.Errorf("step %d: Allocate(%d) after Reserve made room: %+v, then %+v", step, elems, before, st)
+				}
+			}
+			if reserved && err != nil && !errors.Is(err, arena.ErrTooManyAllocations) {
+				return fmt.Errorf("step %d: Allocate(%d) after Reserve: %w", step, elems, err)
+			}
 			if err != nil {
 				if !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) && !errors.Is(err, arena.ErrTooManyAllocations) {
 					return fmt.Errorf("step %d: allocate %d: %w", step, elems, err)
@@ -87,6 +129,7 @@ func runArena(data []byte) error {
 				return err
 			}
 			model[h] = b
+			owners[h] = owner
 			order = append(order, h)
 		case 2: // free
 			h, ok := pick()
@@ -100,6 +143,7 @@ func runArena(data []byte) error {
 				return fmt.Errorf("step %d: second free: %v", step, err)
 			}
 			delete(model, h)
+			delete(owners, h)
 			i := int(x) % len(order)
 			order = append(order[:i], order[i+1:]...)
 		case 3: // overwrite a word
@@ -118,12 +162,20 @@ func runArena(data []byte) error {
 			if y&1 == 1 {
 				a.Arm()
 			}
-			if _, err := a.Sweep(arena.Budget{}); err != nil {
+			moves, err := a.Sweep(arena.Budget{})
+			if err != nil {
 				return err
 			}
+			if err := checkMoves(owners, moves); err != nil {
+				return fmt.Errorf("step %d: sweep: %w", step, err)
+			}
 		case 5:
-			if _, err := a.Compact(); err != nil {
+			moves, err := a.Compact()
+			if err != nil {
 				return err
+			}
+			if err := checkMoves(owners, moves); err != nil {
+				return fmt.Errorf("step %d: compact: %w", step, err)
 			}
 		case 6: // a hostile write or read: must be refused, change nothing
 			h, ok := pick()
@@ -167,6 +219,12 @@ func runArena(data []byte) error {
 				}
 			}
 		}
+		if moveErr != nil {
+			return fmt.Errorf("step %d: %w", step, moveErr)
+		}
+		if err := checkOwners(a, owners); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
 		st := a.Stats()
 		if st.Allocations != len(model) || st.ReservedElems+uint64(st.FreeElems) != uint64(st.CapacityElems) {
 			return fmt.Errorf("step %d: stats %+v, model %d live", step, st, len(model))
@@ -180,6 +238,43 @@ func runArena(data []byte) error {
 				return fmt.Errorf("step %d: contents of %v changed", step, h)
 			}
 		}
+	}
+	return nil
+}
+
+// checkMoves checks that every move names its allocation's owner.
+func checkMoves(owners map[arena.Handle]uint64, moves []arena.Move) error {
+	for _, m := range moves {
+		if w, ok := owners[m.Handle]; !ok || m.Owner != w {
+			return fmt.Errorf("move %+v: owner %#x, want %#x (live %v)", m, m.Owner, w, ok)
+		}
+	}
+	return nil
+}
+
+// checkOwners checks Owner and Regions against owners, the live
+// allocations' tags.
+func checkOwners(a *arena.Arena, owners map[arena.Handle]uint64) error {
+	for h, w := range owners {
+		if got, err := a.Owner(h); err != nil || got != w {
+			return fmt.Errorf("Owner(%v) = %#x, %v; want %#x", h, got, err, w)
+		}
+	}
+	n := 0
+	for r := range a.Regions() {
+		w, ok := owners[r.Handle]
+		switch {
+		case !r.Used() && r.Owner != 0:
+			return fmt.Errorf("free region %+v with an owner", r)
+		case r.Used() && (!ok || r.Owner != w):
+			return fmt.Errorf("region %+v: owner %#x, want %#x (live %v)", r, r.Owner, w, ok)
+		}
+		if r.Used() {
+			n++
+		}
+	}
+	if n != len(owners) || a.Len() != n {
+		return fmt.Errorf("%d regions used, Len %d, %d live", n, a.Len(), len(owners))
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ type Options struct {
 	// is never smaller than what the refused request needs. Default 2;
 	// must be above 1.
 	GrowthFactor float64
-	// RoundToBins rounds every request up with offset.RoundUp, so a freed
+	// RoundToBins rounds every request up with RoundUp, so a freed
 	// range is reused whole by the next request of its bin and leaves no
 	// splinter, at a cost of up to 12.5% of each request.
 	RoundToBins bool
@@ -41,7 +41,8 @@ type Options struct {
 	// offset.Exact.
 	Policy offset.Policy
 	// MaxAllocs bounds the allocations and free regions the arena tracks
-	// at once (its allocator's node limit). Default 65,536.
+	// at once (its allocator's node limit). Default 65,536; at most
+	// MaxAllocsLimit.
 	MaxAllocs uint32
 	// Budget bounds one Sweep call. Zero fields take DefaultBudget's.
 	Budget Budget
@@ -53,6 +54,23 @@ type Options struct {
 	// move is recorded on the device. It must not call back into the arena.
 	OnMove func(Move)
 }
+
+// Limits of an arena's sizes and counts, the offset allocator's.
+const (
+	// MaxAllocsLimit is the largest Options.MaxAllocs (2^27-258).
+	MaxAllocsLimit = offset.MaxNodes
+	// MaxRoundUp is the largest request RoundUp rounds (0xF000_0000): a
+	// larger one's bin bound does not fit in 32 bits. An arena never grows
+	// for a request above it.
+	MaxRoundUp = offset.MaxRoundUp
+)
+
+// RoundUp returns elems rounded up to its allocator bin's lower bound: a
+// free region at least that long always serves a request of elems (Fits,
+// Reserve), and with Options.RoundToBins it is what the request takes. The
+// rounding adds less than 12.5%. ok is false above MaxRoundUp; RoundUp(0)
+// is 0. O(1).
+func RoundUp(elems uint32) (rounded uint32, ok bool) { return offset.RoundUp(elems) }
 
 // Strategy is what an arena does about a refusal when its free space would
 // be enough, were it in one piece.
@@ -146,8 +164,8 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	if o.MaxAllocs == 0 {
 		o.MaxAllocs = 1 << 16
 	}
-	if o.MaxAllocs < 2 || o.MaxAllocs > offset.MaxNodes {
-		return o, fmt.Errorf("%w: MaxAllocs %d, want 2 to %d", ErrInvalidOptions, o.MaxAllocs, offset.MaxNodes)
+	if o.MaxAllocs < 2 || o.MaxAllocs > MaxAllocsLimit {
+		return o, fmt.Errorf("%w: MaxAllocs %d, want 2 to %d", ErrInvalidOptions, o.MaxAllocs, MaxAllocsLimit)
 	}
 	if o.Fragmented > CompactAlways {
 		return o, fmt.Errorf("%w: unknown strategy %v", ErrInvalidOptions, o.Fragmented)

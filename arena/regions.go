@@ -10,6 +10,8 @@ type Region struct {
 	Offset, Size uint32
 	// Handle names the allocation; the zero Handle for a free region.
 	Handle Handle
+	// Owner is the allocation's tag (AllocateOwned); 0 for a free region.
+	Owner uint64
 	// Elems is the elements the allocation asked for; 0 for a free region.
 	Elems uint32
 }
@@ -32,7 +34,7 @@ func (a *Arena) Regions() iter.Seq[Region] {
 				return
 			}
 			s := &a.slots[h.ID()]
-			if !yield(Region{Offset: h.Offset, Size: h.Size, Handle: a.handle(h.ID()), Elems: s.elems}) {
+			if !yield(Region{Offset: h.Offset, Size: h.Size, Handle: a.handle(h.ID()), Owner: s.owner, Elems: s.elems}) {
 				return
 			}
 			end = h.Offset + h.Size

@@ -17,7 +17,7 @@ type Stats struct {
 	// LargestFreeElems is the largest free region.
 	LargestFreeElems uint32
 
-	Refusals           uint64 // allocator refusals that made the arena make room
+	Refusals           uint64 // allocator refusals (and Reserve calls) that made the arena make room
 	FragmentedRefusals uint64 // those refused with enough free space in pieces
 	Growths            uint64 // new buffers made for growth
 	BytesCopied        uint64 // bytes copied by growths

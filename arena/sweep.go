@@ -141,7 +141,7 @@ func (a *Arena) sweep(b Budget) (completed bool, err error) {
 			from := s.alloc.Offset
 			s.alloc = moved
 			a.moves = append(a.moves, device.Move{Src: uint64(from) * e, Dst: uint64(moved.Offset) * e, Size: uint64(s.elems) * e})
-			a.done = append(a.done, Move{Handle: a.handle(id), From: from, To: moved.Offset, Elems: s.elems})
+			a.done = append(a.done, Move{Handle: a.handle(id), Owner: s.owner, From: from, To: moved.Offset, Elems: s.elems})
 			bytes += uint64(s.elems) * e
 		}
 		a.sw.cursor = a.after(id)
