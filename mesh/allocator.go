@@ -71,12 +71,20 @@ type record struct {
 	moved    uint64    // moveEpoch when last listed in Allocator.moved
 }
 
-// slab is one shared buffer of one layout: an arena in slots.
+// slab is one shared buffer of one layout: an arena in slots. Each of its
+// allocations carries its array's owner tag (owner), so the arena's move
+// reports name the mesh without a map.
 type slab struct {
 	layout Layout
 	ar     *arena.Arena
-	owners map[arena.Handle]uint32 // arena allocation -> record index
 }
+
+// owner is the arena owner tag of the k array of record idx: the record
+// index in the low 32 bits, the Kind above.
+func owner(idx uint32, k Kind) uint64 { return uint64(k)<<32 | uint64(idx) }
+
+// ownerOf splits an owner tag into its record index and Kind.
+func ownerOf(tag uint64) (idx uint32, k Kind) { return uint32(tag), Kind(tag >> 32) }
 
 // Allocator packs the vertex and index arrays of many meshes into shared
 // slabs, one set of slabs per element layout: Add and Modify stage meshes,
@@ -283,7 +291,6 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 func (a *Allocator) unplace(idx uint32, p *part) {
 	switch {
 	case p.slab != nil:
-		delete(p.slab.owners, p.h)
 		if err := p.slab.ar.Free(p.h); err != nil {
 			panic(fmt.Sprintf("mesh: free of a placed range failed: %v", err)) // bookkeeping broken: a bug
 		}
@@ -374,11 +381,12 @@ func (a *Allocator) Moved() []Handle {
 	return a.movedOut
 }
 
-// onMove is a slab's arena.Options.OnMove.
+// onMove is a slab's arena.Options.OnMove: the move's owner tag names the
+// mesh and array (every slab allocation is made with one: see claim).
 func (a *Allocator) onMove(s *slab, m arena.Move) {
-	idx, ok := s.owners[m.Handle]
-	if !ok {
-		return
+	idx, k := ownerOf(m.Owner)
+	if idx >= uint32(len(a.recs)) || k > Indices || a.recs[idx].parts[k].slab != s || a.recs[idx].parts[k].h != m.Handle {
+		panic(fmt.Sprintf("mesh: a slab of %v moved a range no mesh holds (owner %#x)", s.layout, m.Owner)) // bookkeeping broken: a bug
 	}
 	r := &a.recs[idx]
 	h := Handle{idx: idx, gen: r.gen}

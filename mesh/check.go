@@ -3,9 +3,9 @@ package mesh
 import "fmt"
 
 // check verifies the allocator's bookkeeping against its slabs: every
-// placed array is owned by its record in its slab's owner map, of its
-// size; the maps, the arenas' counts and the slab lists agree; resident
-// meshes are placed whole; free records are dead. O(meshes + slabs). Tests
+// placed array's range carries its record's owner tag, and is of its
+// size; the arenas' counts and the slab lists agree; resident meshes are
+// placed whole; free records are dead. O(meshes + slabs). Tests
 // run it after every operation (export_test.go); it reads no device memory.
 func (a *Allocator) check() error {
 	if a.released {
@@ -67,8 +67,8 @@ func (a *Allocator) check() error {
 				if !inSlabs[p.slab] || p.slab.layout != p.layout {
 					return fmt.Errorf("mesh %d: %v array in a dead or foreign slab", i, Kind(k))
 				}
-				if idx, ok := p.slab.owners[p.h]; !ok || idx != uint32(i) {
-					return fmt.Errorf("mesh %d: %v range not owned by it (%d, %v)", i, Kind(k), idx, ok)
+				if tag, err := p.slab.ar.Owner(p.h); err != nil || tag != owner(uint32(i), Kind(k)) {
+					return fmt.Errorf("mesh %d: %v range not owned by it (owner %#x, %v)", i, Kind(k), tag, err)
 				}
 				slots, err := p.slab.ar.Elems(p.h)
 				if err != nil || slots != p.layout.Slots(p.elems) {
@@ -88,8 +88,8 @@ func (a *Allocator) check() error {
 		return fmt.Errorf("counts: %d live (want %d), %d own buffers (%d), %d own bytes (%d)", live, a.live, own, a.own, ownBytes, a.ownBytes)
 	}
 	for _, s := range a.slabs {
-		if st := s.ar.Stats(); owned[s] != len(s.owners) || st.Allocations != len(s.owners) {
-			return fmt.Errorf("slab of %v: %d arrays placed, %d owners, %d allocations", s.layout, owned[s], len(s.owners), st.Allocations)
+		if st := s.ar.Stats(); owned[s] != s.ar.Len() || st.Allocations != s.ar.Len() {
+			return fmt.Errorf("slab of %v: %d arrays placed, %d allocations (Len %d)", s.layout, owned[s], st.Allocations, s.ar.Len())
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@
 //
 // Flush first places what fits in a slab's free space as it
 // is, then reserves room for the rest of the slab's share of the frame in
-// one arena allocation, so a slab grows at most once a frame: one new
+// one call (arena.Reserve), so a slab grows at most once a frame: one new
 // buffer, one copy of the used part. Arrays at or above
 // Settings.LargeThresholdBytes, and with Settings.NoBaseVertex every vertex
 // array, get a buffer of their own. A slab left empty is released at the
@@ -58,8 +58,9 @@
 //
 // Add, Modify, Remove, Resident and Slices are O(1) (Slices does not
 // allocate; Add allocates only to grow its tables). Flush is O(n log n) for
-// n arrays staged (and O(k) more per array placed in a hole, for the k
-// free regions within 12.5% of the largest), plus the bytes uploaded and
+// n arrays staged (whether a slab serves an array as it is costs O(1):
+// arena.Fits), plus O(k) per slab visited for the k free regions within
+// 12.5% of its largest (its arena's Stats), plus the bytes uploaded and
 // copied by growth; in steady state it does not allocate. Sweep is
 // O(slabs + budget). Stats is O(slabs).
 //

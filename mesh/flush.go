@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
-	"github.com/gpumem/gpumem/offset"
 )
 
 // Flush places and uploads a frame's staged arrays. It runs in three
@@ -21,19 +20,20 @@ import (
 //
 //  2. Place, layout by layout, largest array first. For each slab of the
 //     layout, in order: first fill the slab's holes, placing every array
-//     whose size, rounded up to its offset-allocator bin, is at most the
-//     slab's largest free region: such a request is never refused (it
-//     looks for a region in its rounded-up bin or above, and that region
-//     is filed there), so nothing grows. Then take the arrays left that
-//     still fit under the slab's maximum (first fit, decreasing) and
-//     reserve room for all of them at once: one arena allocation of the
-//     sum of their rounded sizes, freed at once. If the arena had to grow
-//     for it, that was the slab's one growth this frame: one new buffer
-//     and one copy of the used part. The freed reservation is one free
-//     region of at least that sum, so every array of the batch is then
-//     allocated without a refusal, by the same argument. Arrays no slab
-//     takes go to new slabs, each sized for what it takes (at least the
-//     minimum slab size).
+//     the slab serves as it is (arena.Fits: a free region at least the
+//     array's size rounded up to its allocator bin, arena.RoundUp): such
+//     a request is never refused (it looks for a region in its rounded-up
+//     bin or above, and that region is filed there), so nothing grows.
+//     Then take the arrays left that still fit under the slab's maximum
+//     (first fit, decreasing) and reserve room for all of them at once:
+//     arena.Reserve of the sum of their rounded sizes, which makes room
+//     as a refused allocation of that sum would, and allocates nothing.
+//     If the arena had to grow for it, that was the slab's one growth
+//     this frame: one new buffer and one copy of the used part. The
+//     reserved room is one free region of at least that sum, so every
+//     array of the batch is then allocated without a refusal, by the same
+//     argument. Arrays no slab takes go to new slabs, each sized for what
+//     it takes (at least the minimum slab size).
 //
 //  3. Upload every staged array, placed now or before (a modification
 //     of the same size is rewritten in place), and mark its mesh
@@ -49,7 +49,7 @@ type piece struct {
 	idx   uint32 // record
 	kind  Kind
 	slots uint32
-	need  uint32 // slots rounded up to their offset bin
+	need  uint32 // slots rounded up to their allocator bin (arena.RoundUp)
 }
 
 // Flush places every staged array, growing each slab at most once, and
@@ -224,7 +224,7 @@ func (a *Allocator) dedicated(p *part, pc *piece) bool {
 	if a.bytes(p) >= a.set.LargeThresholdBytes {
 		return true
 	}
-	need, ok := offset.RoundUp(pc.slots)
+	need, ok := arena.RoundUp(pc.slots)
 	pc.need = need
 	return !ok || need > a.set.shape(p.layout).maxSlots
 }
@@ -253,7 +253,7 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 	}
 	slices.SortFunc(pieces, byOrder)
 	sh := a.set.shape(l)
-	maxCount := int(a.set.MaxMeshesPerSlab) - 2 // a batch's allocations, the reservation's and the tail's nodes
+	maxCount := int(a.set.MaxMeshesPerSlab) - 2 // a batch's allocations, leaving nodes for the free region after them and one more
 	rest := pieces
 	for _, s := range a.byLayout[l] {
 		if len(rest) == 0 {
@@ -276,8 +276,8 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 		if len(batch) == 0 {
 			continue
 		}
-		err = a.reserve(s, sum)
-		if errors.Is(err, arena.ErrFull) || errors.Is(err, arena.ErrTooManyAllocations) {
+		err = s.ar.Reserve(uint32(sum)) // take keeps sum under the slab's maximum
+		if errors.Is(err, arena.ErrFull) {
 			// At its maximum after all, or the device refused the growth:
 			// the batch goes on to the next slab or a new one.
 			rest = append(left, batch...)
@@ -285,7 +285,7 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("mesh: make room for %d slots of %v: %w", sum, s.layout, err)
 		}
 		unplaced, err := a.allocate(s, batch)
 		if err != nil {
@@ -315,18 +315,17 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 }
 
 // fill places, without any growth, the pieces that fit in s's free space
-// now: a piece whose rounded size is at most the largest free region is
-// never refused (see above). It returns the pieces left, kept in rest's
-// storage, and whether s is out of allocation nodes.
+// now: a piece the slab serves as it is (arena.Fits, O(1)) is never
+// refused (see above). It returns the pieces left, kept in rest's storage,
+// and whether s is out of allocation nodes.
 func (a *Allocator) fill(s *slab, rest []piece) (left []piece, full bool, err error) {
-	largest := s.ar.Stats().LargestFreeElems
 	left = rest[:0]
 	for k, pc := range rest {
-		if pc.need > largest {
+		if !s.ar.Fits(pc.slots) {
 			left = append(left, pc)
 			continue
 		}
-		h, err := s.ar.Allocate(pc.slots)
+		h, err := s.ar.AllocateOwned(pc.slots, owner(pc.idx, pc.kind))
 		if errors.Is(err, arena.ErrTooManyAllocations) {
 			return append(left, rest[k:]...), true, nil
 		}
@@ -334,7 +333,6 @@ func (a *Allocator) fill(s *slab, rest []piece) (left []piece, full bool, err er
 			return nil, false, fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
 		}
 		a.claim(s, pc, h)
-		largest = s.ar.Stats().LargestFreeElems
 	}
 	return left, false, nil
 }
@@ -348,7 +346,7 @@ func (a *Allocator) take(pieces []piece, room uint64, maxCount int) (batch, left
 	left = pieces[:0]
 	for _, pc := range pieces {
 		total := sum + uint64(pc.need)
-		r, ok := offset.RoundUp(uint32(min(total, offset.MaxRoundUp+1)))
+		r, ok := arena.RoundUp(uint32(min(total, arena.MaxRoundUp+1)))
 		if ok && uint64(r) <= room && len(a.scratch) < maxCount {
 			sum = total
 			a.scratch = append(a.scratch, pc)
@@ -359,22 +357,12 @@ func (a *Allocator) take(pieces []piece, room uint64, maxCount int) (batch, left
 	return a.scratch, left, sum
 }
 
-// reserve makes sure s has one free region of at least sum slots, growing
-// it (once) if it must: an allocation of sum slots, freed at once.
-func (a *Allocator) reserve(s *slab, sum uint64) error {
-	h, err := s.ar.Allocate(uint32(sum))
-	if err != nil {
-		return fmt.Errorf("mesh: make room for %d slots of %v: %w", sum, s.layout, err)
-	}
-	return s.ar.Free(h)
-}
-
-// allocate places the pieces of batch in s, where reserve or the slab's
+// allocate places the pieces of batch in s, where Reserve or the slab's
 // creation made room. When s runs out of allocation nodes it returns the
 // pieces not placed (in a.unplaced).
 func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err error) {
 	for k, pc := range batch {
-		h, err := s.ar.Allocate(pc.slots)
+		h, err := s.ar.AllocateOwned(pc.slots, owner(pc.idx, pc.kind))
 		if errors.Is(err, arena.ErrTooManyAllocations) {
 			a.unplaced = append(a.unplaced[:0], batch[k:]...)
 			return a.unplaced, nil
@@ -387,17 +375,17 @@ func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err erro
 	return nil, nil
 }
 
-// claim records that pc's array lives at h in s.
+// claim records that pc's array lives at h in s, allocated with pc's
+// owner tag.
 func (a *Allocator) claim(s *slab, pc piece, h arena.Handle) {
 	p := &a.recs[pc.idx].parts[pc.kind]
 	p.slab, p.h = s, h
-	s.owners[h] = pc.idx
 	a.placed = append(a.placed, pc)
 }
 
 // newSlab creates a slab of l with capacity slots.
 func (a *Allocator) newSlab(l Layout, capacity uint32) (*slab, error) {
-	s := &slab{layout: l, owners: map[arena.Handle]uint32{}}
+	s := &slab{layout: l}
 	ar, err := arena.New(a.dev, a.set.arenaOptions(l, capacity, func(m arena.Move) { a.onMove(s, m) }))
 	if err != nil {
 		return nil, fmt.Errorf("mesh: new slab of %v: %w", l, err)
@@ -455,7 +443,7 @@ func (a *Allocator) rollback() {
 func (a *Allocator) releaseEmpty() {
 	kept := a.slabs[:0]
 	for _, s := range a.slabs {
-		if len(s.owners) > 0 {
+		if s.ar.Len() > 0 {
 			kept = append(kept, s)
 			continue
 		}

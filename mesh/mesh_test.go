@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
 	"github.com/gpumem/gpumem/mesh"
-	"github.com/gpumem/gpumem/offset"
 )
 
 // model is what a test expects an allocator to hold: every live mesh's
@@ -250,7 +250,7 @@ func TestSettings(t *testing.T) {
 		{"min above max", mesh.Settings{MinSlabBytes: 2 << 20, MaxSlabBytes: 1 << 20}, mesh.ErrInvalidSettings, nil},
 		{"max tiny", mesh.Settings{MinSlabBytes: 1, MaxSlabBytes: 2}, mesh.ErrInvalidSettings, nil},
 		{"few meshes", mesh.Settings{MaxMeshesPerSlab: 2}, mesh.ErrInvalidSettings, nil},
-		{"too many meshes", mesh.Settings{MaxMeshesPerSlab: offset.MaxNodes + 1}, mesh.ErrInvalidSettings, nil},
+		{"too many meshes", mesh.Settings{MaxMeshesPerSlab: arena.MaxAllocsLimit + 1}, mesh.ErrInvalidSettings, nil},
 		{"bad usage", mesh.Settings{Usage: device.MapRead}, mesh.ErrInvalidSettings, nil},
 		{"clamped", mesh.Settings{MinSlabBytes: 8 << 30, MaxSlabBytes: 16 << 30, LargeThresholdBytes: 32 << 30}, nil, func(s mesh.Settings) bool {
 			return s.MaxSlabBytes == maxBuf && s.MinSlabBytes == maxBuf && s.LargeThresholdBytes == maxBuf

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
-	"github.com/gpumem/gpumem/offset"
 )
 
 // Defaults of Settings, the reference mesh allocator's; MaxSlabBytes and
@@ -86,8 +85,8 @@ func (s Settings) resolve(lim device.Limits) (Settings, error) {
 	if s.MaxMeshesPerSlab == 0 {
 		s.MaxMeshesPerSlab = DefaultMaxMeshesPerSlab
 	}
-	if s.MaxMeshesPerSlab < 4 || s.MaxMeshesPerSlab > offset.MaxNodes {
-		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want 4 to %d", ErrInvalidSettings, s.MaxMeshesPerSlab, offset.MaxNodes)
+	if s.MaxMeshesPerSlab < 4 || s.MaxMeshesPerSlab > arena.MaxAllocsLimit {
+		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want 4 to %d", ErrInvalidSettings, s.MaxMeshesPerSlab, arena.MaxAllocsLimit)
 	}
 	if err := (s.Usage | device.Vertex | device.Index | device.CopySrc | device.CopyDst | device.Storage).Validate(); err != nil {
 		return s, fmt.Errorf("%w: %w", ErrInvalidSettings, err)
@@ -116,9 +115,9 @@ func (s *Settings) shape(l Layout) slabShape {
 	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots)}
 }
 
-// arenaMaxElems keeps slab capacities where offset.RoundUp can round a
+// arenaMaxElems keeps slab capacities where arena.RoundUp can round a
 // request for all of them.
-const arenaMaxElems = 0xF000_0000
+const arenaMaxElems = arena.MaxRoundUp
 
 // arenaOptions returns the options of a new slab of l with capacity slots.
 func (s *Settings) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move)) arena.Options {
