@@ -7,9 +7,9 @@ import (
 )
 
 // check verifies the manager's bookkeeping against its arenas: every live
-// batch's two allocations are live, of its sizes, and owned by it in the
-// owner maps; the maps hold nothing else; the counts and sums agree; free
-// slots are dead. O(batches). Tests run it after every operation
+// batch's two allocations are live, of its sizes, and tagged with its slot
+// as their owner; the arenas hold nothing else; the counts and sums agree;
+// free slots are dead. O(batches). Tests run it after every operation
 // (export_test.go); it reads no device memory.
 func (m *Manager) check() error {
 	if m.gone {
@@ -40,16 +40,16 @@ func (m *Manager) check() error {
 		if n, err := m.rows.Elems(b.rows); err != nil || n != b.meshlets {
 			return fmt.Errorf("batch %d: rows allocation of %d elements (%v), want %d", id, n, err, b.meshlets)
 		}
-		if o, ok := m.dataOwner[b.data]; !ok || o != uint32(id) {
-			return fmt.Errorf("batch %d: data owner %d, %v", id, o, ok)
+		if o, err := m.data.Owner(b.data); err != nil || o != uint64(id) {
+			return fmt.Errorf("batch %d: data owner %d, %v", id, o, err)
 		}
-		if o, ok := m.rowOwner[b.rows]; !ok || o != uint32(id) {
-			return fmt.Errorf("batch %d: rows owner %d, %v", id, o, ok)
+		if o, err := m.rows.Owner(b.rows); err != nil || o != uint64(id) {
+			return fmt.Errorf("batch %d: rows owner %d, %v", id, o, err)
 		}
 	}
 	switch {
-	case live != m.live || len(m.dataOwner) != live || len(m.rowOwner) != live:
-		return fmt.Errorf("%d live batches, counted %d, owners %d and %d", live, m.live, len(m.dataOwner), len(m.rowOwner))
+	case live != m.live || m.data.Len() != live || m.rows.Len() != live:
+		return fmt.Errorf("%d live batches, counted %d, allocations %d and %d", live, m.live, m.data.Len(), m.rows.Len())
 	case words != m.words || meshlets != m.meshlets:
 		return fmt.Errorf("sums %d words, %d rows; counted %d, %d", words, meshlets, m.words, m.meshlets)
 	case len(m.pending) != 0:

@@ -57,9 +57,8 @@ type Manager struct {
 	live    int
 	// words and meshlets sum the live batches' sizes.
 	words, meshlets uint64
-	// owners map each arena's handles to the batch slot that holds them,
-	// for the arenas' move reports.
-	dataOwner, rowOwner map[arena.Handle]uint32
+	// Both arenas' allocations carry their batch's slot id as their owner
+	// tag, so a move report names the batch (relocate.go).
 
 	// Per call: see relocate.go.
 	epoch   uint64
@@ -86,11 +85,9 @@ func New(dev device.Device, opts Options) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		dev:       dev,
-		opts:      o,
-		dataOwner: map[arena.Handle]uint32{},
-		rowOwner:  map[arena.Handle]uint32{},
-		rowLen:    o.RowWords * 4,
+		dev:    dev,
+		opts:   o,
+		rowLen: o.RowWords * 4,
 	}
 	o.Data.OnMove = m.dataMoved
 	o.Rows.OnMove = m.rowsMoved
@@ -191,7 +188,8 @@ func (m *Manager) Add(data, rows []uint32) (BatchHandle, error) {
 
 func (m *Manager) add(data, rows []uint32) (BatchHandle, error) {
 	words, meshlets := uint32(len(data)), uint32(len(rows)/int(m.opts.RowWords))
-	hd, hr, err := m.allocate(words, meshlets)
+	id := m.nextID()
+	hd, hr, err := m.allocate(id, words, meshlets)
 	if err != nil {
 		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
 	}
@@ -204,7 +202,7 @@ func (m *Manager) add(data, rows []uint32) (BatchHandle, error) {
 		m.release(hd, hr)
 		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
 	}
-	return m.register(hd, hr, words, meshlets), nil
+	return m.register(id, hd, hr, words, meshlets), nil
 }
 
 // bytes returns words as little-endian bytes in the manager's scratch,
@@ -227,14 +225,15 @@ func (m *Manager) bytes(words []uint32, addr, add uint32) []byte {
 	return b
 }
 
-// allocate reserves words data words and meshlets rows, in lockstep: when
-// the rows are refused the data is given back before the error returns.
-func (m *Manager) allocate(words, meshlets uint32) (arena.Handle, arena.Handle, error) {
-	hd, err := m.data.Allocate(words)
+// allocate reserves words data words and meshlets rows for batch slot id
+// (their owner tag), in lockstep: when the rows are refused the data is
+// given back before the error returns.
+func (m *Manager) allocate(id, words, meshlets uint32) (arena.Handle, arena.Handle, error) {
+	hd, err := m.data.AllocateOwned(words, uint64(id))
 	if err != nil {
 		return arena.Handle{}, arena.Handle{}, fmt.Errorf("%d data words: %w", words, err)
 	}
-	hr, err := m.rows.Allocate(meshlets)
+	hr, err := m.rows.AllocateOwned(meshlets, uint64(id))
 	if err != nil {
 		ferr := m.data.Free(hd)
 		assert(ferr == nil, "a fresh data handle is dead")
@@ -249,13 +248,24 @@ func (m *Manager) release(hd, hr arena.Handle) {
 	assert(e1 == nil && e2 == nil, "a fresh handle is dead")
 }
 
-// register records a placed batch and returns its handle.
-func (m *Manager) register(hd, hr arena.Handle, words, meshlets uint32) BatchHandle {
-	var id uint32
+// nextID returns the batch slot the next register takes: the last freed
+// slot, or a new one. A batch's allocations are made with it as their
+// owner tag before the batch is registered.
+func (m *Manager) nextID() uint32 {
 	if n := len(m.free); n > 0 {
-		id, m.free = m.free[n-1], m.free[:n-1]
+		return m.free[n-1]
+	}
+	return uint32(len(m.batches))
+}
+
+// register records a placed batch in slot id, which nextID returned (no
+// batch was registered or removed since), and returns its handle.
+func (m *Manager) register(id uint32, hd, hr arena.Handle, words, meshlets uint32) BatchHandle {
+	if n := len(m.free); n > 0 {
+		assert(m.free[n-1] == id, "a batch registered in a slot nextID did not name")
+		m.free = m.free[:n-1]
 	} else {
-		id = uint32(len(m.batches))
+		assert(id == uint32(len(m.batches)), "a batch registered in a slot nextID did not name")
 		m.batches = append(m.batches, batch{})
 	}
 	b := &m.batches[id]
@@ -264,7 +274,6 @@ func (m *Manager) register(hd, hr arena.Handle, words, meshlets uint32) BatchHan
 		b.gen = 1
 	}
 	b.data, b.rows, b.words, b.meshlets = hd, hr, words, meshlets
-	m.dataOwner[hd], m.rowOwner[hr] = id, id
 	m.live++
 	m.words += uint64(words)
 	m.meshlets += uint64(meshlets)
@@ -279,8 +288,6 @@ func (m *Manager) Remove(h BatchHandle) error {
 	if err != nil {
 		return err
 	}
-	delete(m.dataOwner, b.data)
-	delete(m.rowOwner, b.rows)
 	m.release(b.data, b.rows)
 	m.live--
 	m.words -= uint64(b.words)
@@ -310,7 +317,8 @@ func (m *Manager) Clone(h BatchHandle) (BatchHandle, error) {
 }
 
 func (m *Manager) clone(src, words, meshlets uint32) (BatchHandle, error) {
-	hd, hr, err := m.allocate(words, meshlets)
+	id := m.nextID()
+	hd, hr, err := m.allocate(id, words, meshlets)
 	if err != nil {
 		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
 	}
@@ -343,7 +351,7 @@ func (m *Manager) clone(src, words, meshlets uint32) (BatchHandle, error) {
 	}
 	m.stats.Clones++
 	m.stats.PatchedWords += uint64(meshlets)
-	return m.register(hd, hr, words, meshlets), nil
+	return m.register(id, hd, hr, words, meshlets), nil
 }
 
 // Release releases both arenas' buffers (once the device is done with

@@ -21,9 +21,12 @@ import (
 //
 //  1. begin: a new epoch; the pending list and the changed list are empty.
 //  2. The arena calls. Each arena reports its moves through OnMove as it
-//     records them on the device. A data move appends a shift (batch slot,
-//     To-From) to the pending list; a data or row move marks its batch
-//     changed, once per epoch (the batch's mark).
+//     records them on the device, each with its owner tag: the batch's
+//     slot. A data move appends a shift (batch slot, To-From) to the
+//     pending list; a data or row move marks its batch changed, once per
+//     epoch (the batch's mark). Only registered batches move: an arena
+//     moves allocations while making room, before the new one exists, so
+//     the allocations of the batch being added are never among them.
 //  3. settle: one device.Patch on the rows buffer adds each shift to every
 //     address word of its batch's rows, at the rows' offsets of the moment
 //     the patch is recorded; then OnChanged runs for each changed batch.
@@ -59,18 +62,19 @@ func (m *Manager) begin() {
 	m.changed = m.changed[:0]
 }
 
-// dataMoved is the data arena's OnMove.
+// dataMoved is the data arena's OnMove. The move's owner tag is its batch's
+// slot id.
 func (m *Manager) dataMoved(mv arena.Move) {
-	id, ok := m.dataOwner[mv.Handle]
-	assert(ok, "the data arena moved an allocation no batch holds")
+	id := uint32(mv.Owner)
+	assert(mv.Owner < uint64(len(m.batches)) && m.batches[id].data == mv.Handle, "the data arena moved an allocation no batch holds")
 	m.pending = append(m.pending, shift{id: id, delta: mv.To - mv.From})
 	m.mark(id)
 }
 
 // rowsMoved is the rows arena's OnMove: the rows need no patch.
 func (m *Manager) rowsMoved(mv arena.Move) {
-	id, ok := m.rowOwner[mv.Handle]
-	assert(ok, "the rows arena moved an allocation no batch holds")
+	id := uint32(mv.Owner)
+	assert(mv.Owner < uint64(len(m.batches)) && m.batches[id].rows == mv.Handle, "the rows arena moved an allocation no batch holds")
 	m.mark(id)
 }
 
