@@ -152,6 +152,13 @@ func TestReplayOffsetsFile(t *testing.T) {
 
 func TestReplayErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.trace")
+	// A Go file is not a trace. It is written here, not read from the
+	// package's folder: scripts/gpu-test runs this binary where only
+	// testdata travels.
+	goFile := filepath.Join(t.TempDir(), "main.go")
+	if err := os.WriteFile(goFile, []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -168,7 +175,7 @@ func TestReplayErrors(t *testing.T) {
 		{"offsets with two traces", []string{"-offsets", "o", "a", "b"}, 2, "-offsets takes one TRACE, got 2"},
 		{"missing file", []string{missing}, 1, "gpumem replay: open " + missing + ": no such file or directory\n"},
 		{"malformed trace", []string{"testdata/doublefree.trace"}, 1, "gpumem replay: trace: testdata/doublefree.trace:5: free of unknown id 1\n"},
-		{"not a trace", []string{"replay_test.go"}, 1, "gpumem replay: trace: replay_test.go:1: malformed line: unknown operation \"package\" (want capacity first)\n"},
+		{"not a trace", []string{goFile}, 1, "gpumem replay: trace: " + goFile + ":1: malformed line: unknown operation \"package\" (want capacity first)\n"},
 		{"unwritable offsets", []string{"-offsets", filepath.Join(missing, "o"), "testdata/tiny.trace.gz"}, 1, "gpumem replay: -offsets: open "},
 	}
 	for _, tt := range tests {
