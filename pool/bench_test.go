@@ -12,7 +12,7 @@ import (
 
 // scanPool is the baseline, written the simple way: every buffer in one
 // slice, acquire scanning all of them for the smallest idle one that fits,
-// release scanning for the buffer's id.
+// put scanning for the buffer's id.
 type scanPool struct {
 	dev    device.Device
 	bufs   []scanBuf
@@ -81,10 +81,10 @@ func heldSizes(n int) []uint64 {
 
 var heldCounts = []int{10, 1000, 100000}
 
-// BenchmarkAcquireRelease measures an Acquire and Release pair with n
+// BenchmarkAcquirePut measures an Acquire and Release pair with n
 // buffers held, half leased and half idle; each pair asks for the size of
 // one of the idle buffers, in turn, and is served by it. ns/op is per pair.
-func BenchmarkAcquireRelease(b *testing.B) {
+func BenchmarkAcquirePut(b *testing.B) {
 	for _, n := range heldCounts {
 		b.Run(fmt.Sprintf("held=%d", n), func(b *testing.B) {
 			dev, err := host.New(host.Options{})
@@ -96,7 +96,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer p.Close()
+			defer p.Release()
 			sizes := heldSizes(n)
 			ls := make([]pool.Lease, n)
 			for i, size := range sizes {
@@ -106,7 +106,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 			var asks []uint64
 			for i := 0; i < n; i += 2 {
-				p.Release(ls[i])
+				p.Put(ls[i])
 				if len(asks) < 8 {
 					asks = append(asks, sizes[i])
 				}
@@ -118,7 +118,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := p.Release(l); err != nil {
+				if err := p.Put(l); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -130,9 +130,9 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	}
 }
 
-// BenchmarkScanAcquireRelease is the baseline of BenchmarkAcquireRelease:
+// BenchmarkScanAcquirePut is the baseline of BenchmarkAcquirePut:
 // the same buffers and requests on scanPool.
-func BenchmarkScanAcquireRelease(b *testing.B) {
+func BenchmarkScanAcquirePut(b *testing.B) {
 	for _, n := range heldCounts {
 		b.Run(fmt.Sprintf("held=%d", n), func(b *testing.B) {
 			dev, err := host.New(host.Options{})

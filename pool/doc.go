@@ -1,5 +1,5 @@
 // Package pool keeps device buffers for reuse: a caller acquires a buffer
-// of at least a size, with an alignment and a usage, and releases it back
+// of at least a size, with an alignment and a usage, and puts it back
 // when done; the next request that fits gets the same buffer instead of a
 // new one.
 //
@@ -11,15 +11,18 @@
 // buffer the pool creates has exactly its class's size. Acquire returns
 // the smallest idle buffer of the same usage whose class is the request's
 // or larger by less than a factor of two and whose size is a multiple of
-// the alignment (best fit), and creates one otherwise. Acquire and Release
+// the alignment (best fit), and creates one otherwise. Acquire and Put
 // are O(1) however many buffers the pool holds: idle buffers sit in one
 // list per usage and class, and a bitmap per usage finds the first class
 // with one.
 //
-// Acquire returns a Lease, the caller's claim on one buffer until it
-// releases it. A Lease is a value; Release checks it, so releasing twice,
-// releasing a lease of another pool or a zero Lease, is an error, even
-// after the buffer has been leased again to someone else.
+// Acquire returns a Lease, the caller's claim on one buffer until it puts
+// it back. A Lease is a value; Put checks it, so putting it back twice,
+// putting a lease of another pool or a zero Lease, is an error, even after
+// the buffer has been leased again to someone else.
+//
+// Put gives a buffer back to the pool; Release, as everywhere in gpumem,
+// destroys: the pool and every buffer it holds.
 //
 // Alignment is a power of two, at least 4 (device.CopyAlignment): the
 // leased buffer's size is a multiple of it, so that the buffer can be cut
@@ -30,12 +33,12 @@
 //
 // With Options.BudgetBytes set, the bytes the pool holds, leased and idle,
 // never exceed the budget. A request that needs a new buffer evicts idle
-// buffers, oldest released first, to make room; if even with every idle
+// buffers, oldest put back first, to make room; if even with every idle
 // buffer evicted it would not fit, Acquire fails with ErrOverBudget and
 // nothing changes.
 //
 // With Options.MaxIdle set, a buffer idle at least that long is evicted:
-// Release evicts those it finds expired, and Evict does so on demand (once
+// Put evicts those it finds expired, and Evict does so on demand (once
 // a frame, say). Time comes from Options.Clock, so tests drive it.
 //
 // Evicting a buffer releases it to the device (device.Buffer.Release),

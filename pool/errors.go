@@ -19,18 +19,18 @@ var (
 	// in the budget even with every idle buffer evicted.
 	ErrOverBudget = errors.New("pool: over budget")
 
-	// ErrUnknownLease is returned by Release for a Lease the pool did not
+	// ErrUnknownLease is returned by Put for a Lease the pool did not
 	// hand out: the zero Lease or one of another pool.
 	ErrUnknownLease = errors.New("pool: unknown lease")
 
-	// ErrNotLeased is returned by Release for a Lease released already:
+	// ErrNotLeased is returned by Put for a Lease put back already:
 	// its buffer is idle, evicted, or leased again under a newer Lease.
-	ErrNotLeased = errors.New("pool: lease already released")
+	ErrNotLeased = errors.New("pool: lease already put back")
 
 	// ErrInvalidOptions is returned by New for options that cannot work,
 	// and for a nil device.
 	ErrInvalidOptions = errors.New("pool: invalid options")
 
-	// ErrClosed is returned by Acquire and Release after Close.
-	ErrClosed = errors.New("pool: closed")
+	// ErrReleased is returned by Acquire and Put after Release.
+	ErrReleased = errors.New("pool: released")
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/gpumem/gpumem/pool"
 )
 
-// A frame loop's scratch buffers: acquired, used, released, reused the next
+// A frame loop's scratch buffers: acquired, used, put back, reused the next
 // frame, and evicted after a second of disuse.
 func Example() {
 	dev, _ := host.New(host.Options{})
@@ -21,7 +21,7 @@ func Example() {
 		MaxIdle:     time.Second,
 		Clock:       func() time.Time { return now },
 	})
-	defer p.Close()
+	defer p.Release()
 
 	usage := device.Uniform | device.CopyDst
 	for frame := range 3 {
@@ -32,11 +32,11 @@ func Example() {
 			return
 		}
 		fmt.Printf("frame %d: %d-byte buffer\n", frame, l.Buffer().Size())
-		if err := p.Release(l); err != nil {
+		if err := p.Put(l); err != nil {
 			fmt.Println(err)
 		}
-		if err := p.Release(l); errors.Is(err, pool.ErrNotLeased) && frame == 0 {
-			fmt.Println("second release:", err)
+		if err := p.Put(l); errors.Is(err, pool.ErrNotLeased) && frame == 0 {
+			fmt.Println("second put:", err)
 		}
 		now = now.Add(16 * time.Millisecond)
 	}
@@ -50,7 +50,7 @@ func Example() {
 	fmt.Println(errors.Is(err, pool.ErrOverBudget))
 	// Output:
 	// frame 0: 3072-byte buffer
-	// second release: release of a 3072-byte CopyDst|Uniform buffer: pool: lease already released
+	// second put: put of a 3072-byte CopyDst|Uniform buffer: pool: lease already put back
 	// frame 1: 3072-byte buffer
 	// frame 2: 3072-byte buffer
 	// held 1, created 1, reuse rate 0.67

@@ -14,7 +14,7 @@ import (
 // byte each, and argument bytes for some), injected creation failures and
 // a moving clock, and checks after every step: the stats' invariants, the
 // budget, that the device holds exactly the pool's buffers, that leases are
-// distinct buffers of the size they asked for, and that a released lease
+// distinct buffers of the size they asked for, and that a lease put back
 // is refused. The device reports a largest buffer near 2^64, and hostile
 // requests (sizes and alignments near 2^32 and 2^64) must be refused with
 // ErrTooLarge or ErrOverBudget, changing nothing but Refusals.
@@ -77,10 +77,10 @@ func FuzzPool(f *testing.F) {
 				default:
 					t.Fatalf("op %d: Acquire(%d, %d): %v", k, size, align, err)
 				}
-			case 1: // release a lease
+			case 1: // put a lease back
 				if len(leases) > 0 {
 					j := next(&k) % len(leases)
-					if err := p.Release(leases[j].l); err != nil {
+					if err := p.Put(leases[j].l); err != nil {
 						t.Fatalf("op %d: %v", k, err)
 					}
 					stale = append(stale, leases[j].l)
@@ -89,8 +89,8 @@ func FuzzPool(f *testing.F) {
 				}
 			case 2: // release a stale lease
 				if len(stale) > 0 {
-					if err := p.Release(stale[next(&k)%len(stale)]); !errors.Is(err, pool.ErrNotLeased) {
-						t.Fatalf("op %d: stale release: %v", k, err)
+					if err := p.Put(stale[next(&k)%len(stale)]); !errors.Is(err, pool.ErrNotLeased) {
+						t.Fatalf("op %d: stale put: %v", k, err)
 					}
 				}
 			case 3: // time passes
@@ -141,7 +141,7 @@ func FuzzPool(f *testing.F) {
 				t.Fatalf("op %d: leases hold %d bytes, stats %+v", k, leased, s)
 			}
 		}
-		p.Close()
+		p.Release()
 		if d := dev.Stats(); d.Buffers != 0 {
 			t.Fatalf("device holds %d buffers after Close", d.Buffers)
 		}

@@ -13,12 +13,12 @@ type Options struct {
 	// BudgetBytes caps the bytes the pool holds, leased and idle; 0 means
 	// no cap. See the package documentation.
 	BudgetBytes uint64
-	// MaxIdle is how long a buffer may stay idle before Release or Evict
-	// evicts it; 0 means idle buffers stay until the budget, Trim or Close
+	// MaxIdle is how long a buffer may stay idle before Put or Evict
+	// evicts it; 0 means idle buffers stay until the budget, Trim or Release
 	// takes them.
 	MaxIdle time.Duration
 	// Clock tells the time for MaxIdle; nil means time.Now. It is read once
-	// per Release and per Evict, and only when MaxIdle is set. Times it
+	// per Put and per Evict, and only when MaxIdle is set. Times it
 	// returns should not go backwards; if they do, buffers are evicted
 	// late, never early.
 	Clock func() time.Time

@@ -4,10 +4,10 @@ package pool
 //
 // Every buffer the pool holds has an entry. An idle entry is in two
 // doubly linked lists: its usage's list for its class, most recently
-// released first (so reuse takes the warmest buffer and the others age
+// put back first (so reuse takes the warmest buffer and the others age
 // toward eviction), and the pool's list of idle entries in release order,
 // oldest first (eviction by age or budget takes from its head). A leased
-// entry is in the pool's list of leased entries instead (so Close finds
+// entry is in the pool's list of leased entries instead (so Release finds
 // it), through the same links as the class list.
 //
 // Each usage has one list head per class and a bitmap of the classes with
@@ -21,7 +21,7 @@ package pool
 //     (counting idle bytes as room), create, then evict the oldest idle
 //     entries until the new buffer fits, and lease it.
 //
-// Release checks the Lease against the entry (the entry's generation
+// Put checks the Lease against the entry (the entry's generation
 // counts its leases, so a Lease is good for one release), pushes the entry
 // on its class list and the idle list, sets the bitmap bit, and evicts
 // from the idle list's head what has been idle for MaxIdle. Each entry is
@@ -49,14 +49,14 @@ type Pool struct {
 	oldest, newest *entry // idle entries, in release order
 	leased         *entry // leased entries, any order
 
-	stats  Stats
-	closed bool
+	stats    Stats
+	released bool
 }
 
 // usageClasses holds the idle entries of one usage.
 type usageClasses struct {
 	usage device.Usage
-	heads [numClasses]*entry      // per class, most recently released first
+	heads [numClasses]*entry      // per class, most recently put back first
 	bits  [numClasses / 64]uint64 // bit c: heads[c] != nil
 }
 
@@ -67,12 +67,12 @@ type entry struct {
 	size  uint64
 	uc    *usageClasses
 	class int
-	gen   uint64 // incremented by every release: a Lease of another gen is stale
+	gen   uint64 // incremented by every Put: a Lease of another gen is stale
 	inUse bool
 
 	prev, next   *entry    // class list when idle, leased list when leased
 	older, newer *entry    // idle list
-	idleSince    time.Time // when released, if MaxIdle is set
+	idleSince    time.Time // when put back, if MaxIdle is set
 }
 
 // Lease is a caller's claim on one pooled buffer, from Acquire until
@@ -84,7 +84,7 @@ type Lease struct {
 }
 
 // Buffer returns the leased buffer, or nil for the zero Lease and for a
-// Lease released already. O(1).
+// Lease put back already. O(1).
 func (l Lease) Buffer() device.Buffer {
 	if l.e == nil || !l.e.inUse || l.e.gen != l.gen {
 		return nil
@@ -124,12 +124,12 @@ func New(dev device.Device, opts Options) (*Pool, error) {
 // usage: an idle one if one fits (best fit, see the package
 // documentation), else a new one. It fails with ErrInvalidRequest,
 // ErrTooLarge, ErrOverBudget, the device's error (device.ErrOutOfMemory
-// ...) or ErrClosed, and then changes nothing. O(1), plus the evictions a
+// ...) or ErrReleased, and then changes nothing. O(1), plus the evictions a
 // new buffer's budget needs; a reuse does not allocate, a creation
 // allocates the entry and whatever the device allocates.
 func (p *Pool) Acquire(size, align uint64, usage device.Usage) (Lease, error) {
-	if p.closed {
-		return Lease{}, fmt.Errorf("acquire: %w", ErrClosed)
+	if p.released {
+		return Lease{}, fmt.Errorf("acquire: %w", ErrReleased)
 	}
 	if align == 0 {
 		align = device.CopyAlignment
@@ -196,26 +196,26 @@ func (p *Pool) create(uc *usageClasses, c int, bytes uint64) (Lease, error) {
 	return Lease{e, e.gen}, nil
 }
 
-// Release returns l's buffer to the pool for reuse, and evicts what has
+// Put gives l's buffer back to the pool for reuse, and evicts what has
 // been idle for MaxIdle. It fails with ErrUnknownLease for the zero Lease
-// or one of another pool, ErrNotLeased for a Lease released already, and
-// ErrClosed. O(1) amortized; no allocation but on error.
-func (p *Pool) Release(l Lease) error {
+// or one of another pool, ErrNotLeased for a Lease put back already, and
+// ErrReleased. O(1) amortized; no allocation but on error.
+func (p *Pool) Put(l Lease) error {
 	e := l.e
 	switch {
 	case e == nil || e.pool != p:
-		return fmt.Errorf("release: %w", ErrUnknownLease)
-	case p.closed:
-		return fmt.Errorf("release: %w", ErrClosed)
+		return fmt.Errorf("put: %w", ErrUnknownLease)
+	case p.released:
+		return fmt.Errorf("put: %w", ErrReleased)
 	case !e.inUse || e.gen != l.gen:
-		return fmt.Errorf("release of a %d-byte %v buffer: %w", e.size, e.uc.usage, ErrNotLeased)
+		return fmt.Errorf("put of a %d-byte %v buffer: %w", e.size, e.uc.usage, ErrNotLeased)
 	}
 	e.inUse = false
 	e.gen++
 	p.listRemove(&p.leased, e)
 	p.stats.Leased--
 	p.stats.BytesLeased -= e.size
-	p.stats.Releases++
+	p.stats.Puts++
 
 	// Push on the class list and the tail of the idle list.
 	uc := e.uc
@@ -241,13 +241,13 @@ func (p *Pool) Release(l Lease) error {
 // Evict evicts every buffer idle for at least MaxIdle and returns how many
 // it evicted; none when MaxIdle is 0. O(evicted); it reads the clock once.
 func (p *Pool) Evict() int {
-	if p.closed || p.opts.MaxIdle == 0 {
+	if p.released || p.opts.MaxIdle == 0 {
 		return 0
 	}
 	return p.evictExpired(p.opts.Clock())
 }
 
-// Trim evicts idle buffers, oldest released first, until at most keepBytes
+// Trim evicts idle buffers, oldest put back first, until at most keepBytes
 // of idle buffers remain, and returns how many it evicted. Trim(0) evicts
 // every idle buffer. O(evicted).
 func (p *Pool) Trim(keepBytes uint64) int {
@@ -259,12 +259,12 @@ func (p *Pool) Trim(keepBytes uint64) int {
 	return n
 }
 
-// Close releases every buffer the pool holds to the device, idle and
+// Release releases every buffer the pool holds to the device, idle and
 // leased: every Lease becomes stale, and the device frees the memory once
-// the GPU is done with it. Later Acquire and Release calls fail with
-// ErrClosed; Stats still works. Close is idempotent.
-func (p *Pool) Close() {
-	if p.closed {
+// the GPU is done with it. Later Acquire and Put calls fail with
+// ErrReleased; Stats still works. Release is idempotent and nil-safe.
+func (p *Pool) Release() {
+	if p == nil || p.released {
 		return
 	}
 	for p.oldest != nil {
@@ -282,7 +282,7 @@ func (p *Pool) Close() {
 		p.drop(e)
 	}
 	p.usages, p.last = nil, nil
-	p.closed = true
+	p.released = true
 }
 
 // Stats returns the pool's statistics. O(1).
@@ -337,7 +337,7 @@ func (p *Pool) unlinkIdle(e *entry) {
 	p.stats.BytesIdle -= e.size
 }
 
-// evictExpired evicts the idle entries released at least MaxIdle before
+// evictExpired evicts the idle entries put back at least MaxIdle before
 // now and returns how many.
 func (p *Pool) evictExpired(now time.Time) int {
 	n := 0

@@ -20,7 +20,7 @@ func newPool(t *testing.T, dev device.Device, opts pool.Options) *pool.Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
+	t.Cleanup(p.Release)
 	return p
 }
 
@@ -38,7 +38,7 @@ func acquire(t *testing.T, p *pool.Pool, size, align uint64, usage device.Usage)
 
 func release(t *testing.T, p *pool.Pool, l pool.Lease) {
 	t.Helper()
-	if err := p.Release(l); err != nil {
+	if err := p.Put(l); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -89,15 +89,15 @@ func TestReuse(t *testing.T) {
 			t.Errorf("stats %+v", s)
 		}
 		release(t, p, b)
-		p.Close()
-		p.Close()
+		p.Release()
+		p.Release()
 		if s := p.Stats(); s.Buffers != 0 || s.BytesHeld != 0 {
 			t.Errorf("after Close: %+v", s)
 		}
-		if _, err := p.Acquire(4, 0, rw); !errors.Is(err, pool.ErrClosed) {
+		if _, err := p.Acquire(4, 0, rw); !errors.Is(err, pool.ErrReleased) {
 			t.Errorf("Acquire after Close: %v", err)
 		}
-		if err := p.Release(c); !errors.Is(err, pool.ErrClosed) {
+		if err := p.Put(c); !errors.Is(err, pool.ErrReleased) {
 			t.Errorf("Release after Close: %v", err)
 		}
 		if err := dev.Wait(); err != nil {
@@ -168,24 +168,24 @@ func TestReleaseErrors(t *testing.T) {
 	other := newPool(t, dev, pool.Options{})
 	a := acquire(t, p, 64, 0, rw)
 	release(t, p, a)
-	if err := p.Release(a); !errors.Is(err, pool.ErrNotLeased) {
-		t.Errorf("double release: %v", err)
+	if err := p.Put(a); !errors.Is(err, pool.ErrNotLeased) {
+		t.Errorf("double put: %v", err)
 	}
 	b := acquire(t, p, 64, 0, rw) // a's buffer, leased again
 	if b.Buffer() == nil || a.Buffer() != nil {
 		t.Fatal("old lease sees the buffer leased again")
 	}
-	if err := p.Release(a); !errors.Is(err, pool.ErrNotLeased) {
+	if err := p.Put(a); !errors.Is(err, pool.ErrNotLeased) {
 		t.Errorf("release of an old lease of a buffer leased again: %v", err)
 	}
 	if b.Buffer() == nil {
 		t.Fatal("the stale release took the new lease's buffer")
 	}
-	if err := p.Release(pool.Lease{}); !errors.Is(err, pool.ErrUnknownLease) {
+	if err := p.Put(pool.Lease{}); !errors.Is(err, pool.ErrUnknownLease) {
 		t.Errorf("zero lease: %v", err)
 	}
 	o := acquire(t, other, 64, 0, rw)
-	if err := p.Release(o); !errors.Is(err, pool.ErrUnknownLease) {
+	if err := p.Put(o); !errors.Is(err, pool.ErrUnknownLease) {
 		t.Errorf("lease of another pool: %v", err)
 	}
 	before := checkStats(t, p)

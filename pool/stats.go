@@ -13,8 +13,8 @@ type Stats struct {
 	Acquires  uint64 // successful Acquire calls: Reuses + Creations
 	Reuses    uint64 // acquires served by an idle buffer
 	Creations uint64 // buffers created
-	Releases  uint64 // successful Release calls
-	Evictions uint64 // idle buffers released to the device: by age, budget or Trim (not Close)
+	Puts      uint64 // successful Put calls
+	Evictions uint64 // idle buffers released to the device: by age, budget or Trim (not Release)
 	Refusals  uint64 // Acquire calls failed by the budget or the device
 }
 
@@ -33,7 +33,7 @@ func (s Stats) Sub(old Stats) Stats {
 	s.Acquires -= old.Acquires
 	s.Reuses -= old.Reuses
 	s.Creations -= old.Creations
-	s.Releases -= old.Releases
+	s.Puts -= old.Puts
 	s.Evictions -= old.Evictions
 	s.Refusals -= old.Refusals
 	return s

@@ -59,7 +59,7 @@ func (w *readbackWorkload) read(buf device.Buffer, off uint64, dst []byte) error
 	if err == nil {
 		err = w.dev.ReadBuffer(l.Buffer(), 0, dst)
 	}
-	if rerr := w.p.Release(l); err == nil {
+	if rerr := w.p.Put(l); err == nil {
 		err = rerr
 	}
 	w.copied += uint64(len(dst))
@@ -99,4 +99,4 @@ func (w *readbackWorkload) notes() []string {
 	}
 }
 
-func (w *readbackWorkload) release() { w.p.Close() }
+func (w *readbackWorkload) release() { w.p.Release() }
