@@ -76,7 +76,7 @@ func BenchmarkOwner(b *testing.B) {
 		o := handle.New()
 		b.ReportAllocs()
 		for b.Loop() {
-			h, _ := o.Alloc()
+			h, _ := o.Allocate()
 			if o.Free(h) != nil {
 				b.Fatal("free failed")
 			}
@@ -93,7 +93,7 @@ func BenchmarkOwner(b *testing.B) {
 				b.Fatal("free failed")
 			}
 			for j := range hs {
-				hs[j], _ = o.Alloc()
+				hs[j], _ = o.Allocate()
 			}
 		}
 	})
@@ -249,13 +249,13 @@ func runConcurrent(b *testing.B, g int, newAlloc func() func() handle.Handle, fr
 	}
 }
 
-// remoteAlloc returns a new Remote's Alloc, for one worker goroutine (the
+// remoteAlloc returns a new Remote's Allocate, for one worker goroutine (the
 // use Owner.Remote recommends).
 func remoteAlloc(o *handle.Owner) func() func() handle.Handle {
 	return func() func() handle.Handle {
 		r := o.Remote()
 		return func() handle.Handle {
-			h, err := r.Alloc()
+			h, err := r.Allocate()
 			if err != nil {
 				panic(err)
 			}

@@ -79,7 +79,7 @@ func concurrentUniqueness(t *testing.T, ownRemote bool, ring uint64) {
 					hs = hs[:n]
 				} else {
 					for range 1 + rng.IntN(cap(hs)) {
-						h, err := r.Alloc()
+						h, err := r.Allocate()
 						if err != nil {
 							t.Error(err)
 							return
@@ -127,7 +127,7 @@ func concurrentUniqueness(t *testing.T, ownRemote bool, ring uint64) {
 		}
 		b.done <- b.hs
 		for range rng.IntN(8) {
-			h, err := o.Alloc()
+			h, err := o.Allocate()
 			if err != nil {
 				t.Fatal(err)
 			}

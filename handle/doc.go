@@ -19,7 +19,7 @@
 //
 // Owner.Free records the index's next generation and buffers the freed
 // index, as the Handle it will next be, in the owner (up to 256 of them);
-// the owner's own Alloc takes those back first, most recent first, without
+// the owner's own Allocate takes those back first, most recent first, without
 // any atomic operation. Flush, or a Free that finds the buffer full, moves
 // them to the shared free list in one batch, where remote allocators see
 // them. The owner alone keeps the generation table; a freed Handle carries
@@ -36,7 +36,7 @@
 // is empty takes from the others, in turn, before it takes a fresh index.
 // With one Remote, or none, there is one stripe in use and the list is a
 // single queue. Each stripe hands out its indices oldest first; the owner's
-// own Alloc reuses its buffered frees newest first. Oldest first spreads
+// own Allocate reuses its buffered frees newest first. Oldest first spreads
 // reuse over every index waiting, so each index's generations run out
 // later, at a price: a remote reuses the index freed longest ago, whose
 // entries in a program's side tables are likely cold.
@@ -99,7 +99,7 @@
 //	Owner method     no             yes
 //	Remote method    yes            yes
 //
-// Allocations and Close: an Alloc that starts after Close has returned
+// Allocations and Close: an Allocate that starts after Close has returned
 // fails with ErrClosed; one that overlaps Close may still succeed.
 //
 // # Caveats

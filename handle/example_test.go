@@ -13,8 +13,8 @@ import (
 // caught by its generation.
 func Example() {
 	o := handle.New()
-	a, _ := o.Alloc()
-	b, _ := o.Alloc()
+	a, _ := o.Allocate()
+	b, _ := o.Allocate()
 	fmt.Println("allocated", a, b)
 
 	if err := o.Free(a); err != nil {
@@ -25,7 +25,7 @@ func Example() {
 	var wg sync.WaitGroup
 	var loaded handle.Handle
 	r := o.Remote()
-	wg.Go(func() { loaded, _ = r.Alloc() }) // reuses a's index, next generation
+	wg.Go(func() { loaded, _ = r.Allocate() }) // reuses a's index, next generation
 	wg.Wait()
 	fmt.Println("remote got", loaded, "live:", o.Live(loaded))
 
@@ -34,7 +34,7 @@ func Example() {
 	fmt.Println("free a again is stale:", errors.Is(err, handle.ErrStale))
 
 	o.Close()
-	_, err = r.Alloc()
+	_, err = r.Allocate()
 	fmt.Println(err)
 	fmt.Printf("%+v\n", o.Stats())
 	// Output:

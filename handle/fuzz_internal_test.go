@@ -87,9 +87,9 @@ func FuzzOwner(f *testing.F) {
 				var got Handle
 				var err error
 				if owner {
-					got, err = o.Alloc()
+					got, err = o.Allocate()
 				} else {
-					got, err = r.Alloc()
+					got, err = r.Allocate()
 				}
 				if err != nil || got != want {
 					t.Fatalf("op %d: alloc (owner %v) = %v, %v, want %v", k, owner, got, err, want)

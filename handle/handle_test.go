@@ -73,9 +73,9 @@ func TestOwnerSequences(t *testing.T) {
 					var h handle.Handle
 					var err error
 					if s.do == "alloc" {
-						h, err = o.Alloc()
+						h, err = o.Allocate()
 					} else {
-						h, err = o.Remote().Alloc()
+						h, err = o.Remote().Allocate()
 					}
 					if err != nil || h.String() != s.want || !o.Live(h) {
 						t.Fatalf("op %d %s = %v, %v (live %v), want %s", k, s.do, h, err, o.Live(h), s.want)
@@ -150,7 +150,7 @@ func TestAllocMany(t *testing.T) {
 func TestClose(t *testing.T) {
 	o := handle.New()
 	r := o.Remote()
-	h, _ := o.Alloc()
+	h, _ := o.Allocate()
 	if r.Closed() {
 		t.Fatal("closed before Close")
 	}
@@ -159,14 +159,14 @@ func TestClose(t *testing.T) {
 	if !r.Closed() {
 		t.Fatal("remote does not report Close")
 	}
-	if _, err := r.Alloc(); !errors.Is(err, handle.ErrClosed) {
-		t.Errorf("remote Alloc = %v", err)
+	if _, err := r.Allocate(); !errors.Is(err, handle.ErrClosed) {
+		t.Errorf("remote Allocate = %v", err)
 	}
 	if n, err := r.AllocMany(make([]handle.Handle, 3)); n != 0 || !errors.Is(err, handle.ErrClosed) {
 		t.Errorf("remote AllocMany = %d, %v", n, err)
 	}
-	if _, err := o.Alloc(); !errors.Is(err, handle.ErrClosed) {
-		t.Errorf("Alloc = %v", err)
+	if _, err := o.Allocate(); !errors.Is(err, handle.ErrClosed) {
+		t.Errorf("Allocate = %v", err)
 	}
 	if err := o.Free(h); !errors.Is(err, handle.ErrClosed) {
 		t.Errorf("Free = %v", err)

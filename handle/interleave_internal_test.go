@@ -155,7 +155,7 @@ func setupRing(ring uint64, stripes, remotes, n int, shared, buffered []int) (*O
 	}
 	hs := make([]Handle, n+1)
 	for i := 1; i <= n; i++ {
-		hs[i], _ = o.Alloc()
+		hs[i], _ = o.Allocate()
 	}
 	for _, i := range shared {
 		o.Free(hs[i])
@@ -197,14 +197,14 @@ func TestInterleavings(t *testing.T) {
 	}
 	alloc := func(r Remote, res *result) func() {
 		return func() {
-			h, err := r.Alloc()
+			h, err := r.Allocate()
 			res.hs, res.err = []Handle{h}, err
 		}
 	}
 	allocs := func(r Remote, n int, res *result) func() {
 		return func() {
 			for range n {
-				h, err := r.Alloc()
+				h, err := r.Allocate()
 				res.hs = append(res.hs, h)
 				if err != nil {
 					res.err = err
@@ -232,7 +232,7 @@ func TestInterleavings(t *testing.T) {
 			o, live := setup(1, 0, 3, []int{1, 2}, nil)
 			var a, b result
 			owner := func() {
-				h, err := o.Alloc()
+				h, err := o.Allocate()
 				a.hs, a.err = []Handle{h}, err
 				if err == nil {
 					a.err = o.Free(live[0])
@@ -307,7 +307,7 @@ func TestInterleavings(t *testing.T) {
 			o.FreeMany(hs[:2])
 			o.Flush() // 1, 2 at positions 0, 1
 			r := o.Remote()
-			h1, _ := r.Alloc() // 1: the head is 1
+			h1, _ := r.Allocate() // 1: the head is 1
 			o.Free(hs[2])
 			o.Flush()     // 3 at position 2, slot 0: the ring is full
 			o.Free(hs[3]) // buffered: the next flush grows the ring
@@ -351,7 +351,7 @@ func TestInterleavings(t *testing.T) {
 // the index is never issued again.
 func TestRetire(t *testing.T) {
 	o := New()
-	h, _ := o.Alloc()
+	h, _ := o.Allocate()
 	k, off := locate(h.Index())
 	o.addChunk(k)[off] = retired - 1 // as if freed 2^32-2 times
 	h = Pack(h.Index(), retired-1)
@@ -365,7 +365,7 @@ func TestRetire(t *testing.T) {
 		t.Fatal("retired index live")
 	}
 	o.Flush()
-	next, _ := o.Alloc()
+	next, _ := o.Allocate()
 	if next.Index() == h.Index() {
 		t.Fatalf("retired index reissued: %v", next)
 	}
@@ -402,8 +402,8 @@ func TestExhausted(t *testing.T) {
 	if n != 2 || err == nil || dst[1].Index() != maxIndex {
 		t.Fatalf("AllocMany at the end = %d, %v, %v", n, err, dst)
 	}
-	if _, err := o.Alloc(); err == nil {
-		t.Fatal("Alloc past the end succeeded")
+	if _, err := o.Allocate(); err == nil {
+		t.Fatal("Allocate past the end succeeded")
 	}
 	if !o.Live(dst[0]) || !o.Live(dst[1]) {
 		t.Fatal("last indices not live")

@@ -52,11 +52,11 @@ func (o *Owner) Remote() Remote {
 	return Remote{o.sh, &o.sh.stripes[home], home}
 }
 
-// Alloc returns a live Handle: the most recently freed index still buffered
+// Allocate returns a live Handle: the most recently freed index still buffered
 // in o, else one from the shared free list, else a fresh index. It fails
 // with ErrClosed after Close and ErrExhausted when no index is left. O(1);
 // no allocation but on error.
-func (o *Owner) Alloc() (Handle, error) {
+func (o *Owner) Allocate() (Handle, error) {
 	if o.n > 0 && !o.closed { // fast path
 		o.n--
 		return o.local[o.n], nil
@@ -74,7 +74,7 @@ func (o *Owner) allocShared() (Handle, error) {
 	return o.sh.fresh1()
 }
 
-// AllocMany fills dst with live Handles, as len(dst) calls to Alloc would,
+// AllocMany fills dst with live Handles, as len(dst) calls to Allocate would,
 // and returns how many it wrote: len(dst), or fewer with ErrExhausted (the
 // ones written are live) or none with ErrClosed. It takes what it needs
 // from the shared free list with one swap and the rest of the fresh indices

@@ -14,11 +14,11 @@ type Remote struct {
 	home uint32
 }
 
-// Alloc returns a live Handle. It fails with ErrClosed once the owner is
+// Allocate returns a live Handle. It fails with ErrClosed once the owner is
 // closed and ErrExhausted when no index is left. Lock-free: it retries its
 // swap only when another allocation or a flush changed the list, after a
 // short backoff that grows with each failure; no allocation but on error.
-func (r Remote) Alloc() (Handle, error) {
+func (r Remote) Allocate() (Handle, error) {
 	// Fast path: one try at the head of the home stripe, as popFrom's
 	// first round for one Handle; anything else goes the slow way. Its
 	// steps are the interleaving test's too.

@@ -8,11 +8,11 @@ import (
 	"github.com/gpumem/gpumem/ring"
 )
 
-// BenchmarkBufferAlloc measures Alloc in a frame loop: frames of perFrame
+// BenchmarkBufferAllocate measures Allocate in a frame loop: frames of perFrame
 // allocations of 256 bytes on a 4 MiB ring, each frame ended with a fence
 // (host: complete at once, so the ring recycles). The fence and EndFrame
 // are amortized over the frame; ns/op is per allocation.
-func BenchmarkBufferAlloc(b *testing.B) {
+func BenchmarkBufferAllocate(b *testing.B) {
 	for _, perFrame := range []int{64, 1024} {
 		b.Run(fmt.Sprintf("perFrame=%d", perFrame), func(b *testing.B) {
 			dev, err := host.New(host.Options{})
@@ -28,7 +28,7 @@ func BenchmarkBufferAlloc(b *testing.B) {
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
-				if _, err := r.Alloc(256); err != nil {
+				if _, err := r.Allocate(256); err != nil {
 					b.Fatal(err)
 				}
 				if n++; n == perFrame {
@@ -46,16 +46,16 @@ func BenchmarkBufferAlloc(b *testing.B) {
 	}
 }
 
-// BenchmarkArenaAlloc measures Alloc of 64 bytes in frames of 1024 on 1 MiB
+// BenchmarkFrameAllocate measures Allocate of 64 bytes in frames of 1024 on 1 MiB
 // blocks, each frame ended with a fence (host: complete at once, so
 // blocks are reused).
-func BenchmarkArenaAlloc(b *testing.B) {
+func BenchmarkFrameAllocate(b *testing.B) {
 	dev, err := host.New(host.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer dev.Release()
-	a, err := ring.NewArena(dev, ring.ArenaOptions{})
+	a, err := ring.NewFrame(dev, ring.FrameOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func BenchmarkArenaAlloc(b *testing.B) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if _, err := a.Alloc(64); err != nil {
+		if _, err := a.Allocate(64); err != nil {
 			b.Fatal(err)
 		}
 		if n++; n == 1024 {

@@ -68,9 +68,9 @@ type BufferStats struct {
 	InFlightBytes  uint64 // bytes held by the open frame and frames in flight, skips included
 	FramesInFlight int    // frames ended whose fence has not completed
 	Frames         int    // EndFrame calls
-	Allocs         int    // successful Alloc calls
+	Allocs         int    // successful Allocate calls
 	Growths        int    // buffers replaced by larger ones
-	Full           int    // Alloc calls that returned ErrFull
+	Full           int    // Allocate calls that returned ErrFull
 	OldBuffers     int    // replaced buffers waiting for their frames' fence
 }
 
@@ -156,7 +156,7 @@ func (b *Buffer) Buffer() device.Buffer { return b.buf }
 // Alignment returns the alignment of every offset in bytes.
 func (b *Buffer) Alignment() uint64 { return b.align }
 
-// Alloc hands out size bytes for the open frame, at an offset aligned to
+// Allocate hands out size bytes for the open frame, at an offset aligned to
 // Alignment. It fails with ErrInvalidSize for 0 bytes or a size that
 // overflows when rounded up to Alignment, and ErrFull when the bytes do not
 // fit (see BufferOptions.Grow), whatever the size up to 2^64-1; then
@@ -166,9 +166,9 @@ func (b *Buffer) Alignment() uint64 { return b.align }
 // O(1) and no allocation, except when it polls the device (only when the
 // bytes the GPU is known to have finished are not enough), reclaims the
 // frames that completed, or grows.
-func (b *Buffer) Alloc(size uint64) (Slice, error) {
+func (b *Buffer) Allocate(size uint64) (Slice, error) {
 	if b.buf == nil {
-		return Slice{}, fmt.Errorf("ring: Alloc: %w", ErrReleased)
+		return Slice{}, fmt.Errorf("ring: Allocate: %w", ErrReleased)
 	}
 	n, ok := alignUp(size, b.align)
 	if size == 0 || !ok {
@@ -182,7 +182,7 @@ func (b *Buffer) Alloc(size uint64) (Slice, error) {
 }
 
 func (b *Buffer) sizeError(size uint64) error {
-	return fmt.Errorf("ring: Alloc of %d bytes: %w", size, ErrInvalidSize)
+	return fmt.Errorf("ring: Allocate of %d bytes: %w", size, ErrInvalidSize)
 }
 
 // place takes n bytes (a multiple of align) at head if they fit. n is the
@@ -213,7 +213,7 @@ func (b *Buffer) place(n uint64) (offset uint64, ok bool) {
 //go:noinline
 func (b *Buffer) allocSlow(size, n uint64) (Slice, error) {
 	if err := b.reclaim(); err != nil {
-		return Slice{}, fmt.Errorf("ring: Alloc: %w", err)
+		return Slice{}, fmt.Errorf("ring: Allocate: %w", err)
 	}
 	if off, ok := b.place(n); ok {
 		b.stats.Allocs++
@@ -228,9 +228,9 @@ func (b *Buffer) allocSlow(size, n uint64) (Slice, error) {
 			if b.opts.Grow {
 				why = fmt.Sprintf("its maximum is %d bytes", b.max)
 			}
-			return Slice{}, fmt.Errorf("ring: Alloc of %d bytes: larger than the ring's %d bytes, and %s: %w", size, b.size, why, ErrFull)
+			return Slice{}, fmt.Errorf("ring: Allocate of %d bytes: larger than the ring's %d bytes, and %s: %w", size, b.size, why, ErrFull)
 		}
-		return Slice{}, fmt.Errorf("ring: Alloc of %d bytes with %d of the ring's %d bytes in flight: %w", size, b.head-b.tail, b.size, err)
+		return Slice{}, fmt.Errorf("ring: Allocate of %d bytes with %d of the ring's %d bytes in flight: %w", size, b.head-b.tail, b.size, err)
 	}
 	off, _ := b.place(n) // the new buffer is empty and holds n
 	b.stats.Allocs++
@@ -282,14 +282,14 @@ func (b *Buffer) reclaim() error {
 	return nil
 }
 
-// Write allocates len(data) bytes as Alloc does and writes data there. The
+// Write allocates len(data) bytes as Allocate does and writes data there. The
 // length is a multiple of 4 (ErrInvalidSize); the ring's usage has
 // CopyDst.
 func (b *Buffer) Write(data []byte) (Slice, error) {
 	if len(data)%device.CopyAlignment != 0 {
 		return Slice{}, fmt.Errorf("ring: Write of %d bytes, not a multiple of 4: %w", len(data), ErrInvalidSize)
 	}
-	s, err := b.Alloc(uint64(len(data)))
+	s, err := b.Allocate(uint64(len(data)))
 	if err != nil {
 		return Slice{}, err
 	}

@@ -64,12 +64,12 @@ func TestBufferNoWrapOverInFlight(t *testing.T) {
 			s, err := c.alloc(4)
 			if !grow {
 				if !errors.Is(err, ring.ErrFull) {
-					t.Fatalf("Alloc with every byte in flight: %v, want ErrFull", err)
+					t.Fatalf("Allocate with every byte in flight: %v, want ErrFull", err)
 				}
 				after := b.Stats()
 				after.Full--
 				if after != before {
-					t.Fatalf("a refused Alloc changed the stats: %+v, then %+v", before, b.Stats())
+					t.Fatalf("a refused Allocate changed the stats: %+v, then %+v", before, b.Stats())
 				}
 			} else {
 				must(t, err)
@@ -153,7 +153,7 @@ func TestBufferTable(t *testing.T) {
 					_, err := k.alloc(size)
 					refused := j >= len(st.sizes)-st.full
 					if refused != errors.Is(err, ring.ErrFull) || (!refused && err != nil) {
-						t.Fatalf("step %d: Alloc(%d): %v, want refused %v", i, size, err, refused)
+						t.Fatalf("step %d: Allocate(%d): %v, want refused %v", i, size, err, refused)
 					}
 					must(t, k.verify())
 				}
@@ -205,7 +205,7 @@ func TestBufferBackends(t *testing.T) {
 	})
 }
 
-// TestBufferGrowthFailure: the device refuses the larger buffer. Alloc
+// TestBufferGrowthFailure: the device refuses the larger buffer. Allocate
 // returns ErrFull wrapping device.ErrOutOfMemory; nothing changed.
 func TestBufferGrowthFailure(t *testing.T) {
 	dev := newHeld(t)
@@ -219,7 +219,7 @@ func TestBufferGrowthFailure(t *testing.T) {
 	dev.FailNextCreates(1)
 	_, err = c.alloc(256)
 	if !errors.Is(err, ring.ErrFull) || !errors.Is(err, device.ErrOutOfMemory) {
-		t.Fatalf("Alloc with the growth refused: %v, want ErrFull and ErrOutOfMemory", err)
+		t.Fatalf("Allocate with the growth refused: %v, want ErrFull and ErrOutOfMemory", err)
 	}
 	after := b.Stats()
 	after.Full--
@@ -248,11 +248,11 @@ func TestBufferErrors(t *testing.T) {
 		t.Errorf("NewBuffer with the creation refused: %v", err)
 	}
 	b := newRing(t, dev, ring.BufferOptions{})
-	if _, err := b.Alloc(0); !errors.Is(err, ring.ErrInvalidSize) {
-		t.Errorf("Alloc(0): %v", err)
+	if _, err := b.Allocate(0); !errors.Is(err, ring.ErrInvalidSize) {
+		t.Errorf("Allocate(0): %v", err)
 	}
-	if _, err := b.Alloc(^uint64(0)); !errors.Is(err, ring.ErrInvalidSize) {
-		t.Errorf("Alloc(max): %v", err)
+	if _, err := b.Allocate(^uint64(0)); !errors.Is(err, ring.ErrInvalidSize) {
+		t.Errorf("Allocate(max): %v", err)
 	}
 	if err := b.EndFrame(0); !errors.Is(err, ring.ErrInvalidFence) {
 		t.Errorf("EndFrame(0): %v", err)
@@ -263,8 +263,8 @@ func TestBufferErrors(t *testing.T) {
 	}
 	b.Release()
 	b.Release()
-	if _, err := b.Alloc(4); !errors.Is(err, ring.ErrReleased) {
-		t.Errorf("Alloc after Release: %v", err)
+	if _, err := b.Allocate(4); !errors.Is(err, ring.ErrReleased) {
+		t.Errorf("Allocate after Release: %v", err)
 	}
 	if err := b.EndFrame(6); !errors.Is(err, ring.ErrReleased) {
 		t.Errorf("EndFrame after Release: %v", err)
@@ -288,8 +288,8 @@ func TestBufferHostileSize(t *testing.T) {
 		must(t, err)
 		before := b.Stats()
 		for _, size := range []uint64{1<<64 - 256, 1<<64 - 1024, 1<<64 - 4, 1 << 63, 1<<64 - 64<<10} {
-			if _, err := b.Alloc(size); !errors.Is(err, ring.ErrFull) && !errors.Is(err, ring.ErrInvalidSize) {
-				t.Fatalf("grow %v: Alloc(%d) after Alloc(1024): %v, want ErrFull", grow, size, err)
+			if _, err := b.Allocate(size); !errors.Is(err, ring.ErrFull) && !errors.Is(err, ring.ErrInvalidSize) {
+				t.Fatalf("grow %v: Allocate(%d) after Allocate(1024): %v, want ErrFull", grow, size, err)
 			}
 		}
 		if after := b.Stats(); after.InFlightBytes != before.InFlightBytes || after.SizeBytes != before.SizeBytes || after.Allocs != before.Allocs {
@@ -307,7 +307,7 @@ func TestNilDevice(t *testing.T) {
 	if _, err := ring.NewBuffer(nil, ring.BufferOptions{}); !errors.Is(err, ring.ErrInvalidOptions) {
 		t.Errorf("NewBuffer(nil): %v, want ErrInvalidOptions", err)
 	}
-	if _, err := ring.NewArena(nil, ring.ArenaOptions{}); !errors.Is(err, ring.ErrInvalidOptions) {
-		t.Errorf("NewArena(nil): %v, want ErrInvalidOptions", err)
+	if _, err := ring.NewFrame(nil, ring.FrameOptions{}); !errors.Is(err, ring.ErrInvalidOptions) {
+		t.Errorf("NewFrame(nil): %v, want ErrInvalidOptions", err)
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/gpumem/gpumem/ring"
 )
 
-// frameAllocator is what Buffer and Arena have in common.
+// frameAllocator is what Buffer and Frame have in common.
 type frameAllocator interface {
-	Alloc(size uint64) (ring.Slice, error)
+	Allocate(size uint64) (ring.Slice, error)
 	EndFrame(fence uint64) error
 }
 
@@ -40,16 +40,16 @@ type checker struct {
 // alloc allocates size bytes, checks the slice and fills it with a
 // pattern. It returns the allocator's error as is.
 func (c *checker) alloc(size uint64) (ring.Slice, error) {
-	s, err := c.a.Alloc(size)
+	s, err := c.a.Allocate(size)
 	if err != nil {
 		return s, err
 	}
 	if s.Size != size || s.Offset%c.align != 0 || size > s.Buffer.Size() || s.Offset > s.Buffer.Size()-size {
-		return s, fmt.Errorf("Alloc(%d) = offset %d size %d in a buffer of %d (alignment %d)", size, s.Offset, s.Size, s.Buffer.Size(), c.align)
+		return s, fmt.Errorf("Allocate(%d) = offset %d size %d in a buffer of %d (alignment %d)", size, s.Offset, s.Size, s.Buffer.Size(), c.align)
 	}
 	for _, h := range c.held {
 		if h.s.Buffer == s.Buffer && s.Offset < h.s.Offset+h.s.Size && h.s.Offset < s.Offset+s.Size {
-			return s, fmt.Errorf("Alloc(%d) = [%d, %d) overlaps [%d, %d) of fence %d, which the GPU may still read",
+			return s, fmt.Errorf("Allocate(%d) = [%d, %d) overlaps [%d, %d) of fence %d, which the GPU may still read",
 				size, s.Offset, s.Offset+s.Size, h.s.Offset, h.s.Offset+h.s.Size, h.fence)
 		}
 	}

@@ -1,5 +1,5 @@
 // Package ring is per-frame GPU memory: a ring buffer for constants, a
-// linear frame arena for vertex and index scratch, both of which reuse a
+// linear per-frame allocator (Frame) for vertex and index scratch, both of which reuse a
 // byte only once the GPU has finished every frame that could read it.
 //
 // # Basics
@@ -21,7 +21,7 @@
 // to the device's uniform offset alignment (256 bytes by default), so a
 // Slice can be bound with a dynamic offset.
 //
-// Arena is a linear allocator over one block per frame in flight: a frame
+// Frame is a linear allocator over one block per frame in flight: a frame
 // bumps through its own block; EndFrame hands the block to the GPU and the
 // next frame takes a block whose fence has completed, or a new one. A
 // frame that overflows its block chains another (Options.Grow) or gets

@@ -2,7 +2,7 @@ package ring
 
 import "errors"
 
-// Errors returned by Buffer and Arena, each wrapped with context; test
+// Errors returned by Buffer and Frame, each wrapped with context; test
 // them with errors.Is. Device errors (device.ErrOutOfMemory,
 // device.ErrDeviceLost, ...) come wrapped as they are.
 var (
@@ -11,12 +11,12 @@ var (
 	// a maximum size below the initial one, a usage the device rejects.
 	ErrInvalidOptions = errors.New("ring: invalid options")
 
-	// ErrInvalidSize is returned by Alloc for a request of zero bytes or
+	// ErrInvalidSize is returned by Allocate for a request of zero bytes or
 	// one that overflows 64 bits when rounded up to the alignment, and by
 	// Write for data whose length is not a multiple of 4.
 	ErrInvalidSize = errors.New("ring: invalid size")
 
-	// ErrFull is returned by Alloc when the request does not fit in the
+	// ErrFull is returned by Allocate when the request does not fit in the
 	// bytes the GPU has finished with, or is larger than the whole ring,
 	// and growing is off, at its maximum, or refused by the device (that
 	// error is wrapped too); the error's text says which. Nothing was

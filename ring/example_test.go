@@ -26,11 +26,11 @@ func ExampleBuffer() {
 	_ = r.EndFrame(fence)
 	fmt.Println(offsets)
 
-	_, err := r.Alloc(64)
+	_, err := r.Allocate(64)
 	fmt.Println("GPU busy:", errors.Is(err, ring.ErrFull))
 
 	dev.Complete(fence) // the GPU finished frame 1
-	s, _ := r.Alloc(64)
+	s, _ := r.Allocate(64)
 	fmt.Println("GPU done: offset", s.Offset)
 	// Output:
 	// [0 256 512 768]
@@ -41,16 +41,16 @@ func ExampleBuffer() {
 // A frame arena for vertex scratch: each frame bumps through its own
 // block; a frame that outgrows it chains a larger one, and from then on
 // blocks are made as large as that frame needed.
-func ExampleArena() {
+func ExampleFrame() {
 	dev, _ := host.New(host.Options{})
 	defer dev.Release()
-	a, _ := ring.NewArena(dev, ring.ArenaOptions{BlockBytes: 4096, Grow: true})
+	a, _ := ring.NewFrame(dev, ring.FrameOptions{BlockBytes: 4096, Grow: true})
 	defer a.Release()
 
 	for frame := range 3 {
 		var offsets []uint64
 		for range 3 {
-			s, _ := a.Alloc(2000) // a frame's vertices
+			s, _ := a.Allocate(2000) // a frame's vertices
 			offsets = append(offsets, s.Offset)
 		}
 		fence, _ := dev.Fence()

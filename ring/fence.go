@@ -2,7 +2,7 @@ package ring
 
 import "github.com/gpumem/gpumem/device"
 
-// Frames and fences, shared by Buffer and Arena. See doc.go for the
+// Frames and fences, shared by Buffer and Frame. See doc.go for the
 // contract: memory handed out in a frame comes back once the device's
 // Completed reaches the fence the frame ended with.
 

@@ -46,10 +46,10 @@ func runFrames(data []byte, open func(dev *host.Device) (frameAllocator, uint64,
 			size := hostile[int(arg-240)%len(hostile)]
 			_, err := c.alloc(size)
 			if err == nil && size > 1<<20 {
-				return fmt.Errorf("command %d: Alloc(%d) succeeded", i, size)
+				return fmt.Errorf("command %d: Allocate(%d) succeeded", i, size)
 			}
 			if err != nil && !errors.Is(err, ring.ErrFull) && !errors.Is(err, ring.ErrInvalidSize) {
-				return fmt.Errorf("command %d: Alloc(%d): %w", i, size, err)
+				return fmt.Errorf("command %d: Allocate(%d): %w", i, size, err)
 			}
 		case op <= 4:
 			size := 1 + uint64(arg)*uint64(arg)
@@ -121,7 +121,7 @@ func FuzzBuffer(f *testing.F) {
 
 func openArena(grow bool) func(dev *host.Device) (frameAllocator, uint64, error) {
 	return func(dev *host.Device) (frameAllocator, uint64, error) {
-		a, err := ring.NewArena(dev, ring.ArenaOptions{BlockBytes: 8 << 10, Grow: grow, MaxBlockBytes: 256 << 10, MaxBlocks: 8, Usage: arenaUsage})
+		a, err := ring.NewFrame(dev, ring.FrameOptions{BlockBytes: 8 << 10, Grow: grow, MaxBlockBytes: 256 << 10, MaxBlocks: 8, Usage: arenaUsage})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -129,7 +129,7 @@ func openArena(grow bool) func(dev *host.Device) (frameAllocator, uint64, error)
 	}
 }
 
-func FuzzArena(f *testing.F) {
+func FuzzFrame(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}

@@ -10,7 +10,7 @@ import (
 
 // The scratch workload writes each frame's throwaway vertices (debug
 // lines and particles of the zones in view) through a linear frame arena
-// (ring.Arena): the frame bumps through a block of its own, hands it to
+// (ring.Frame): the frame bumps through a block of its own, hands it to
 // the GPU with the frame's fence, and a later frame takes it back once the
 // device (seen through lagged, as by the constants' ring) has completed
 // that fence.
@@ -28,11 +28,11 @@ const (
 // and read-back checks.
 type scratchWorkload struct {
 	frameLog
-	a *ring.Arena
+	a *ring.Frame
 }
 
 func newScratchWorkload(dev *lagged, rb *readbackWorkload) (*scratchWorkload, error) {
-	a, err := ring.NewArena(dev, ring.ArenaOptions{Label: "scratch", BlockBytes: scratchBlockBytes,
+	a, err := ring.NewFrame(dev, ring.FrameOptions{Label: "scratch", BlockBytes: scratchBlockBytes,
 		Usage: device.Vertex | device.CopyDst | device.CopySrc})
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (w *scratchWorkload) frame(f *frameState) error {
 
 func (w *scratchWorkload) write(name string, n int) error {
 	tag, data := w.next(n)
-	s, err := w.a.Alloc(uint64(n))
+	s, err := w.a.Allocate(uint64(n))
 	if err != nil {
 		return fmt.Errorf("scratch %s: %w", name, err)
 	}

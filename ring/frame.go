@@ -8,7 +8,7 @@ package ring
 // twice as large or as large as the request, or gets ErrFull; there is no
 // wrap within a block. EndFrame hands every block of the frame to the GPU
 // with the frame's fence and leaves the frame without a block; the next
-// Alloc takes a block whose fence has completed, or makes one.
+// Allocate takes a block whose fence has completed, or makes one.
 //
 // Block size: new blocks are made target bytes large, and target grows to
 // what the largest frame asked for in total, so a frame that chained
@@ -21,9 +21,9 @@ import (
 	"github.com/gpumem/gpumem/device"
 )
 
-// ArenaOptions configure an Arena. The zero value is 1 MiB vertex and
+// FrameOptions configure an Frame. The zero value is 1 MiB vertex and
 // index blocks, 4-byte aligned, that return ErrFull on overflow.
-type ArenaOptions struct {
+type FrameOptions struct {
 	// Label names the device buffers.
 	Label string
 	// BlockBytes is the size of the first blocks, rounded up to
@@ -45,16 +45,16 @@ type ArenaOptions struct {
 	Alignment uint32
 }
 
-// ArenaStats is a snapshot of an Arena's counters.
-type ArenaStats struct {
+// FrameStats is a snapshot of an Frame's counters.
+type FrameStats struct {
 	BlockBytes     uint64 // size new blocks are made
 	UsedBytes      uint64 // bytes handed out in the open frame, rounding included
 	Blocks         int    // blocks alive
 	InFlightBlocks int    // blocks waiting for their frame's fence
 	Frames         int    // EndFrame calls
-	Allocs         int    // successful Alloc calls
+	Allocs         int    // successful Allocate calls
 	Chains         int    // blocks chained because a frame outgrew its block
-	Full           int    // Alloc calls that returned ErrFull
+	Full           int    // Allocate calls that returned ErrFull
 }
 
 type block struct {
@@ -62,19 +62,19 @@ type block struct {
 	fence uint64
 }
 
-// Arena is a linear per-frame allocator for vertex and index scratch.
-// Create one with NewArena. It is not safe for concurrent use.
+// Frame is a linear per-frame allocator for vertex and index scratch.
+// Create one with NewFrame. It is not safe for concurrent use.
 //
 // Invariants: used <= cur's size; every block is in exactly one of cur,
 // full (the open frame's earlier blocks), inflight or free; free blocks
 // are at least target bytes.
-type Arena struct {
+type Frame struct {
 	dev       device.Device
-	opts      ArenaOptions
+	opts      FrameOptions
 	align     uint64
 	max       uint64
 	target    uint64
-	cur       device.Buffer // the open frame's block; nil before its first Alloc
+	cur       device.Buffer // the open frame's block; nil before its first Allocate
 	used      uint64
 	full      []device.Buffer
 	frameNeed uint64 // bytes the open frame asked for, over all its blocks
@@ -83,25 +83,25 @@ type Arena struct {
 	blocks    int
 	lastFence uint64
 	released  bool
-	stats     ArenaStats
+	stats     FrameStats
 }
 
-// NewArena returns an arena on dev. It creates no block until the first
-// Alloc. It fails with ErrInvalidOptions (a nil dev too).
-func NewArena(dev device.Device, opts ArenaOptions) (*Arena, error) {
+// NewFrame returns an arena on dev. It creates no block until the first
+// Allocate. It fails with ErrInvalidOptions (a nil dev too).
+func NewFrame(dev device.Device, opts FrameOptions) (*Frame, error) {
 	if dev == nil {
-		return nil, fmt.Errorf("ring.NewArena: nil device: %w", ErrInvalidOptions)
+		return nil, fmt.Errorf("ring.NewFrame: nil device: %w", ErrInvalidOptions)
 	}
 	l := dev.Limits()
 	align := uint64(max(opts.Alignment, device.CopyAlignment))
 	if align&(align-1) != 0 {
-		return nil, fmt.Errorf("ring.NewArena: alignment %d is not a power of two: %w", align, ErrInvalidOptions)
+		return nil, fmt.Errorf("ring.NewFrame: alignment %d is not a power of two: %w", align, ErrInvalidOptions)
 	}
 	if opts.Usage == 0 {
 		opts.Usage = device.Vertex | device.Index | device.CopyDst
 	}
 	if err := opts.Usage.Validate(); err != nil {
-		return nil, fmt.Errorf("ring.NewArena: %w: %w", ErrInvalidOptions, err)
+		return nil, fmt.Errorf("ring.NewFrame: %w: %w", ErrInvalidOptions, err)
 	}
 	if opts.BlockBytes == 0 {
 		opts.BlockBytes = 1 << 20
@@ -116,15 +116,15 @@ func NewArena(dev device.Device, opts ArenaOptions) (*Arena, error) {
 	maxBytes = min(maxBytes, l.MaxBufferSize) &^ (align - 1)
 	target, ok := alignUp(opts.BlockBytes, align)
 	if !ok || target > maxBytes || opts.MaxBlocks < 1 {
-		return nil, fmt.Errorf("ring.NewArena: blocks of %d bytes (maximum %d), at most %d: %w", opts.BlockBytes, maxBytes, opts.MaxBlocks, ErrInvalidOptions)
+		return nil, fmt.Errorf("ring.NewFrame: blocks of %d bytes (maximum %d), at most %d: %w", opts.BlockBytes, maxBytes, opts.MaxBlocks, ErrInvalidOptions)
 	}
-	return &Arena{dev: dev, opts: opts, align: align, max: maxBytes, target: target}, nil
+	return &Frame{dev: dev, opts: opts, align: align, max: maxBytes, target: target}, nil
 }
 
 // Alignment returns the alignment of every offset in bytes.
-func (a *Arena) Alignment() uint64 { return a.align }
+func (a *Frame) Alignment() uint64 { return a.align }
 
-// Alloc hands out size bytes of the open frame's block, at an offset
+// Allocate hands out size bytes of the open frame's block, at an offset
 // aligned to the arena's alignment. It fails with ErrInvalidSize for 0
 // bytes or a size that overflows when rounded up to the alignment, and
 // ErrFull (whatever the size up to 2^64-1) when the frame outgrows its
@@ -133,14 +133,14 @@ func (a *Arena) Alignment() uint64 { return a.align }
 // (wrapped too); then nothing changed.
 //
 // O(1) and no allocation, except when it takes a block (at a frame's
-// first Alloc, or when the frame outgrows its block).
-func (a *Arena) Alloc(size uint64) (Slice, error) {
+// first Allocate, or when the frame outgrows its block).
+func (a *Frame) Allocate(size uint64) (Slice, error) {
 	if a.released {
-		return Slice{}, fmt.Errorf("ring: Arena.Alloc: %w", ErrReleased)
+		return Slice{}, fmt.Errorf("ring: Frame.Allocate: %w", ErrReleased)
 	}
 	n, ok := alignUp(size, a.align)
 	if size == 0 || !ok {
-		return Slice{}, fmt.Errorf("ring: Arena.Alloc of %d bytes: %w", size, ErrInvalidSize)
+		return Slice{}, fmt.Errorf("ring: Frame.Allocate of %d bytes: %w", size, ErrInvalidSize)
 	}
 	if a.cur != nil && n <= a.cur.Size()-a.used { // used <= Size: no wrap, whatever n
 		off := a.used
@@ -151,7 +151,7 @@ func (a *Arena) Alloc(size uint64) (Slice, error) {
 	}
 	if err := a.takeBlock(n); err != nil {
 		a.stats.Full++
-		return Slice{}, fmt.Errorf("ring: Arena.Alloc of %d bytes: %w", size, err)
+		return Slice{}, fmt.Errorf("ring: Frame.Allocate of %d bytes: %w", size, err)
 	}
 	a.used = n
 	a.frameNeed += n
@@ -161,7 +161,7 @@ func (a *Arena) Alloc(size uint64) (Slice, error) {
 
 // takeBlock makes the open frame's current block one that holds n bytes:
 // a free one, or a new one. On error nothing changed.
-func (a *Arena) takeBlock(n uint64) error {
+func (a *Frame) takeBlock(n uint64) error {
 	chain := a.cur != nil
 	if chain && !a.opts.Grow {
 		return fmt.Errorf("the frame's block of %d bytes has %d left: %w", a.cur.Size(), a.cur.Size()-a.used, ErrFull)
@@ -206,7 +206,7 @@ func (a *Arena) takeBlock(n uint64) error {
 
 // reclaim polls the device and moves the blocks whose fence completed to
 // the free list, releasing those smaller than target.
-func (a *Arena) reclaim() error {
+func (a *Frame) reclaim() error {
 	if a.inflight.len() == 0 {
 		return nil
 	}
@@ -227,15 +227,15 @@ func (a *Arena) reclaim() error {
 }
 
 // EndFrame ends the open frame: its blocks are the GPU's until the device
-// completes fence (see Buffer.EndFrame), and the next Alloc starts a new
+// completes fence (see Buffer.EndFrame), and the next Allocate starts a new
 // frame in another block. fence is positive and at least the previous
 // frame's (ErrInvalidFence). No allocation once warmed up.
-func (a *Arena) EndFrame(fence uint64) error {
+func (a *Frame) EndFrame(fence uint64) error {
 	if a.released {
-		return fmt.Errorf("ring: Arena.EndFrame: %w", ErrReleased)
+		return fmt.Errorf("ring: Frame.EndFrame: %w", ErrReleased)
 	}
 	if fence == 0 || fence < a.lastFence {
-		return fmt.Errorf("ring: Arena.EndFrame with fence %d after %d: %w", fence, a.lastFence, ErrInvalidFence)
+		return fmt.Errorf("ring: Frame.EndFrame with fence %d after %d: %w", fence, a.lastFence, ErrInvalidFence)
 	}
 	for i, b := range a.full {
 		a.inflight.push(block{b, fence})
@@ -254,7 +254,7 @@ func (a *Arena) EndFrame(fence uint64) error {
 	a.lastFence = fence
 	a.stats.Frames++
 	if err := a.reclaim(); err != nil {
-		return fmt.Errorf("ring: Arena.EndFrame: %w", err)
+		return fmt.Errorf("ring: Frame.EndFrame: %w", err)
 	}
 	// Free blocks made before target grew are too small now.
 	keep := a.free[:0]
@@ -272,7 +272,7 @@ func (a *Arena) EndFrame(fence uint64) error {
 }
 
 // Stats returns a snapshot of the arena's counters.
-func (a *Arena) Stats() ArenaStats {
+func (a *Frame) Stats() FrameStats {
 	s := a.stats
 	s.BlockBytes = a.target
 	s.UsedBytes = a.used
@@ -284,7 +284,7 @@ func (a *Arena) Stats() ArenaStats {
 // Release releases every block; the device frees them once the GPU has
 // finished the work recorded on them. Idempotent and nil-safe; later
 // calls return ErrReleased.
-func (a *Arena) Release() {
+func (a *Frame) Release() {
 	if a == nil || a.released {
 		return
 	}
