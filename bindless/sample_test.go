@@ -178,7 +178,7 @@ func (s *sampler) sample(queries [][3]uint32) []uint32 {
 	must(t, err)
 	defer group.Release()
 
-	must(t, s.dev.Flush()) // the registry's writes and copies go first
+	must(t, s.dev.Submit()) // the registry's writes and copies go first
 	enc, err := raw.TryCreateCommandEncoder(nil)
 	must(t, err)
 	defer enc.Release()

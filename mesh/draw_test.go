@@ -349,7 +349,7 @@ func (rd *renderer) render(t *testing.T, calls []drawCall) []byte {
 		t.Fatal(err)
 	}
 	defer cb.Release()
-	if err := rd.dev.Flush(); err != nil { // the allocator's uploads and moves first
+	if err := rd.dev.Submit(); err != nil { // the allocator's uploads and moves first
 		t.Fatal(err)
 	}
 	rd.queue.Submit(cb)

@@ -37,12 +37,12 @@
 //     command buffers of the next submit, so a write first submits what
 //     gpumem has recorded (only then: a run of writes costs no submit).
 //     Operations take effect in call order, as the device package requires.
-//   - What submits: Flush (and Submit, Wait, Fence, ReadBuffer,
-//     ReadTexture) submits what gpumem recorded.
+//   - What submits: Submit (and Wait, Fence, ReadBuffer, ReadTexture)
+//     submits what gpumem recorded.
 //   - Before the renderer submits command buffers that read gpumem's
-//     buffers or textures, it calls Flush. Its submit then runs after
+//     buffers or textures, it calls Submit. Its submit then runs after
 //     gpumem's commands and after every write made before it. A frame:
-//     update the managers (mesh Flush, Sweep, ring writes), d.Flush(),
+//     update the managers (mesh Flush, Sweep, ring writes), d.Submit(),
 //     record and submit the renderer's passes, d.Fence() to mark the frame.
 //   - Replaced buffers: growth gives a manager a new buffer (arena
 //     Buffer(), mesh Slices, bindless Version change): rebuild the bind
@@ -51,8 +51,8 @@
 //     OnChanged): rebuild the draw data that holds them.
 //   - Old buffers: a buffer gpumem released stays alive until the queue has
 //     finished the work submitted before its release, so a command buffer
-//     submitted after Flush may still use the old buffer for that frame.
-//     gpumem destroys it at a Wait, or at a Submit, Flush or Completed that
+//     submitted after Submit may still use the old buffer for that frame.
+//     gpumem destroys it at a Wait, or at a Submit or Completed that
 //     finds the queue idle. Fence and Completed say which frames the GPU has
 //     finished (ring uses them never to reuse memory a frame may still read).
 //

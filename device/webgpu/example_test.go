@@ -72,7 +72,7 @@ func ExampleWrap() {
 	if err := meshes.Flush(); err != nil { // place, grow slabs, upload
 		log.Fatal(err)
 	}
-	if err := gm.Flush(); err != nil { // gpumem's work goes before the renderer's
+	if err := gm.Submit(); err != nil { // gpumem's work goes before the renderer's
 		log.Fatal(err)
 	}
 	v, i, _ := meshes.Slices(h)

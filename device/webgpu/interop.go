@@ -9,16 +9,12 @@ import (
 
 // Interop: a renderer binds gpumem's buffers and textures in its own
 // passes, so it needs the binding's objects. Work it records on them must
-// come after the work gpumem has recorded: call Flush first, then submit
+// come after the work gpumem has recorded: call Submit first, then submit
 // to Queue. The objects stay owned by gpumem: do not release or destroy
 // them; they are valid until the gpumem object's Release.
 
 // Raw returns the binding's device and queue.
 func (d *Device) Raw() (*wgpu.Device, *wgpu.Queue) { return d.dev, d.queue }
-
-// Flush submits the work recorded so far, so that command buffers the
-// caller submits to the queue afterwards run after it. It is Submit.
-func (d *Device) Flush() error { return d.Submit() }
 
 // RawBuffer returns the binding's buffer behind b, a buffer of d.
 func (d *Device) RawBuffer(b device.Buffer) (*wgpu.Buffer, error) {

@@ -373,7 +373,9 @@ func (d *Device) flushRecorded() error {
 }
 
 // Submit hands the recorded work to the GPU without waiting, and destroys
-// released objects if the queue has gone idle.
+// released objects if the queue has gone idle. A renderer sharing the
+// queue calls it before submitting command buffers that use gpumem's
+// buffers, so that they run after gpumem's work.
 func (d *Device) Submit() error {
 	if err := d.usable(); err != nil {
 		return err

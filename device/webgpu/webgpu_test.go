@@ -71,7 +71,7 @@ func TestRawInterop(t *testing.T) {
 	if got := wb.GetSize(); got != 16 {
 		t.Errorf("raw buffer size %d", got)
 	}
-	if err := d.Flush(); err != nil {
+	if err := d.Submit(); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := d.CreateBuffer(device.BufferDesc{Size: 4, Usage: device.CopyDst})

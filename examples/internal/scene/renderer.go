@@ -26,7 +26,7 @@ import (
 // A frame (Update, then Render) follows the order that gpumem's webgpu
 // package documents for sharing the queue: the managers first (mesh
 // Remove, Add, Flush and Sweep; bindless Unregister and Register; ring
-// writes), then Device.Flush, which submits what gpumem recorded, then the
+// writes), then Device.Submit, which submits what gpumem recorded, then the
 // renderer's own command buffer, then Device.Fence, which ends the ring's
 // frame.
 const (
@@ -267,7 +267,7 @@ func (r *Renderer) Render(view *wgpu.TextureView, width, height uint32) error {
 
 	// gpumem's uploads, growth copies and sweep moves reach the queue
 	// before the command buffer that draws from them.
-	if err := r.dev.Flush(); err != nil {
+	if err := r.dev.Submit(); err != nil {
 		return err
 	}
 	enc, err := r.wd.TryCreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "scene"})
