@@ -95,7 +95,7 @@ func ownerOf(tag uint64) (idx uint32, k Kind) { return uint32(tag), Kind(tag >> 
 // An Allocator is not safe for concurrent use.
 type Allocator struct {
 	dev      device.Device
-	set      Settings
+	set      Options
 	recs     []record
 	free     []uint32 // dead record indices, reused LIFO
 	live     int
@@ -123,12 +123,12 @@ type Allocator struct {
 	released bool
 }
 
-// New creates an allocator on dev with settings s. It creates no buffer:
+// New creates an allocator on dev with options s. It creates no buffer:
 // slabs are created by Flush as data needs them. It returns
-// ErrInvalidSettings for settings that cannot work.
-func New(dev device.Device, s Settings) (*Allocator, error) {
+// ErrInvalidOptions for options that cannot work.
+func New(dev device.Device, s Options) (*Allocator, error) {
 	if dev == nil {
-		return nil, fmt.Errorf("%w: nil device", ErrInvalidSettings)
+		return nil, fmt.Errorf("%w: nil device", ErrInvalidOptions)
 	}
 	set, err := s.resolve(dev.Limits())
 	if err != nil {
@@ -143,9 +143,9 @@ func New(dev device.Device, s Settings) (*Allocator, error) {
 	}, nil
 }
 
-// Settings returns the allocator's settings, defaults filled in and sizes
+// Options returns the allocator's options, defaults filled in and sizes
 // clamped to the device.
-func (a *Allocator) Settings() Settings { return a.set }
+func (a *Allocator) Options() Options { return a.set }
 
 // Len returns the number of live meshes. O(1).
 func (a *Allocator) Len() int { return a.live }
@@ -354,7 +354,7 @@ func (a *Allocator) slice(p *part) Slice {
 		if err != nil {
 			panic(fmt.Sprintf("mesh: placed range not in its slab: %v", err)) // a bug
 		}
-		// Slabs hold at most 2^32-1 elements (see Settings.shape), so
+		// Slabs hold at most 2^32-1 elements (see Options.shape), so
 		// neither Start nor End wraps.
 		start := off * p.layout.ElemsPerSlot()
 		return Slice{Buffer: p.slab.ar.Buffer(), Start: start, End: start + p.elems}

@@ -27,7 +27,7 @@ func fixedMesh(r *rand.Rand, stride uint32, nv int, f mesh.IndexFormat, ni int) 
 
 func TestStagedUntilFlush(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		md := newModel(t, dev, mesh.Settings{})
+		md := newModel(t, dev, mesh.Options{})
 		r := rand.New(rand.NewPCG(3, 3))
 		h := md.add(t, fixedMesh(r, 12, 4, mesh.Uint16, 6))
 		if st := md.a.Stats(); st.Buffers() != 0 || st.Pending != 1 {
@@ -69,7 +69,7 @@ func TestStagedUntilFlush(t *testing.T) {
 // and 4-byte slots; odd counts leave a slot part empty).
 func TestPaddingIsZeroInReusedPlace(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		md := newModel(t, dev, mesh.Settings{})
+		md := newModel(t, dev, mesh.Options{})
 		r := rand.New(rand.NewPCG(9, 9))
 		md.add(t, fixedMesh(r, 6, 8, mesh.Uint16, 8)) // keeps old's place off the tail
 		old := md.add(t, fixedMesh(r, 6, 4, mesh.Uint16, 4))
@@ -87,7 +87,7 @@ func TestPaddingIsZeroInReusedPlace(t *testing.T) {
 // used extent.
 func TestOneGrowthPerFrame(t *testing.T) {
 	dev := testdevice.Host(t, host.Options{})
-	md := newModel(t, dev, mesh.Settings{MinSlabBytes: 1 << 10, GrowthFactor: 1.25})
+	md := newModel(t, dev, mesh.Options{MinSlabBytes: 1 << 10, GrowthFactor: 1.25})
 	r := rand.New(rand.NewPCG(4, 4))
 	for frame := range 12 {
 		before := md.a.Stats()
@@ -117,7 +117,7 @@ func TestOneGrowthPerFrame(t *testing.T) {
 func TestLargeAndNoBaseVertex(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
 		r := rand.New(rand.NewPCG(5, 5))
-		md := newModel(t, dev, mesh.Settings{LargeThresholdBytes: 1200})
+		md := newModel(t, dev, mesh.Options{LargeThresholdBytes: 1200})
 		small := md.add(t, fixedMesh(r, 12, 10, mesh.Uint16, 30))
 		large := md.add(t, fixedMesh(r, 12, 100, mesh.Uint16, 30)) // 1200 vertex bytes: its own buffer
 		md.flush(t)
@@ -136,7 +136,7 @@ func TestLargeAndNoBaseVertex(t *testing.T) {
 			t.Fatalf("own buffer kept after Remove: %+v", st)
 		}
 
-		nb := newModel(t, dev, mesh.Settings{NoBaseVertex: true})
+		nb := newModel(t, dev, mesh.Options{NoBaseVertex: true})
 		var hs []mesh.Handle
 		for range 5 {
 			hs = append(hs, nb.add(t, fixedMesh(r, 6, 5, mesh.Uint16, 9)))
@@ -167,7 +167,7 @@ func TestLargeAndNoBaseVertex(t *testing.T) {
 func TestSlabLimits(t *testing.T) {
 	dev := testdevice.Host(t, host.Options{})
 	r := rand.New(rand.NewPCG(6, 6))
-	md := newModel(t, dev, mesh.Settings{MinSlabBytes: 256, MaxSlabBytes: 4096})
+	md := newModel(t, dev, mesh.Options{MinSlabBytes: 256, MaxSlabBytes: 4096})
 	var hs []mesh.Handle
 	for range 6 {
 		for range 20 {
@@ -190,13 +190,13 @@ func TestSlabLimits(t *testing.T) {
 	}
 	// A device with small buffers clamps the slabs.
 	small := testdevice.Host(t, host.Options{Limits: device.Limits{MaxBufferSize: 1 << 12}})
-	a, err := mesh.New(small, mesh.Settings{})
+	a, err := mesh.New(small, mesh.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Release()
-	if s := a.Settings(); s.MaxSlabBytes != 1<<12 || s.MinSlabBytes != 1<<12 || s.LargeThresholdBytes != 1<<12 {
-		t.Fatalf("settings not clamped to the device: %+v", s)
+	if s := a.Options(); s.MaxSlabBytes != 1<<12 || s.MinSlabBytes != 1<<12 || s.LargeThresholdBytes != 1<<12 {
+		t.Fatalf("options not clamped to the device: %+v", s)
 	}
 }
 
@@ -218,7 +218,7 @@ func TestModifyEveryFrame(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dev := testdevice.Host(t, host.Options{})
-			md := newModel(t, dev, mesh.Settings{MinSlabBytes: 4 << 10})
+			md := newModel(t, dev, mesh.Options{MinSlabBytes: 4 << 10})
 			r := rand.New(rand.NewPCG(7, 7))
 			var hs []mesh.Handle
 			for range 200 {
@@ -262,7 +262,7 @@ func TestModifyEveryFrame(t *testing.T) {
 func TestSweepReportsMoves(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
 		var called []mesh.Handle
-		md := newModel(t, dev, mesh.Settings{OnMove: func(h mesh.Handle) { called = append(called, h) }})
+		md := newModel(t, dev, mesh.Options{OnMove: func(h mesh.Handle) { called = append(called, h) }})
 		r := rand.New(rand.NewPCG(8, 8))
 		var hs []mesh.Handle
 		for range 60 {
@@ -314,7 +314,7 @@ func TestSweepReportsMoves(t *testing.T) {
 
 func TestRelease(t *testing.T) {
 	dev := testdevice.Host(t, host.Options{})
-	md := newModel(t, dev, mesh.Settings{LargeThresholdBytes: 64})
+	md := newModel(t, dev, mesh.Options{LargeThresholdBytes: 64})
 	r := rand.New(rand.NewPCG(9, 9))
 	h := md.add(t, fixedMesh(r, 12, 100, mesh.Uint32, 3))
 	md.add(t, fixedMesh(r, 12, 1, mesh.Uint32, 3))
@@ -350,7 +350,7 @@ func TestRelease(t *testing.T) {
 // it cannot take to other slabs.
 func TestMaxMeshesPerSlab(t *testing.T) {
 	dev := testdevice.Host(t, host.Options{})
-	md := newModel(t, dev, mesh.Settings{MaxMeshesPerSlab: 8})
+	md := newModel(t, dev, mesh.Options{MaxMeshesPerSlab: 8})
 	r := rand.New(rand.NewPCG(12, 12))
 	var hs []mesh.Handle
 	for frame := range 5 {

@@ -130,7 +130,7 @@ func BenchmarkStage10k(b *testing.B) {
 		b.ReportAllocs()
 		var st mesh.Stats
 		for b.Loop() {
-			a, err := mesh.New(dev, mesh.Settings{})
+			a, err := mesh.New(dev, mesh.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func BenchmarkStage10k(b *testing.B) {
 	// the host backend a new slab's cost is the Go runtime zeroing it).
 	b.Run("slabs-warm", func(b *testing.B) {
 		dev := benchDevice(b)
-		a, err := mesh.New(dev, mesh.Settings{})
+		a, err := mesh.New(dev, mesh.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func BenchmarkSteadyFrame(b *testing.B) {
 	fresh := benchMeshes(4*n, 3) // replacements, used in turn
 	b.Run("slabs", func(b *testing.B) {
 		dev := benchDevice(b)
-		a, err := mesh.New(dev, mesh.Settings{})
+		a, err := mesh.New(dev, mesh.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -26,16 +26,16 @@
 // is, then reserves room for the rest of the slab's share of the frame in
 // one call (arena.Reserve), so a slab grows at most once a frame: one new
 // buffer, one copy of the used part. Arrays at or above
-// Settings.LargeThresholdBytes, and with Settings.NoBaseVertex every vertex
+// Options.LargeThresholdBytes, and with Options.NoBaseVertex every vertex
 // array, get a buffer of their own. A slab left empty is released at the
-// next Flush. Slabs start at Settings.MinSlabBytes and grow by
-// Settings.GrowthFactor up to Settings.MaxSlabBytes (clamped to the
+// next Flush. Slabs start at Options.MinSlabBytes and grow by
+// Options.GrowthFactor up to Options.MaxSlabBytes (clamped to the
 // device's largest buffer); a full slab leaves new arrays to a new slab.
 //
 // Slabs compact: Sweep moves a bounded number of ranges per call over the
 // slabs whose free space is in pieces, Compact packs them all, and a Flush
 // may compact a slab to make room. Every range moved is reported, with its
-// mesh's handle, to Settings.OnMove and in Moved.
+// mesh's handle, to Options.OnMove and in Moved.
 //
 // # Invariants
 //

@@ -389,7 +389,7 @@ func ownBuffer(t *testing.T, wd *wgpu.Device, data []byte, usage wgpu.BufferUsag
 
 func TestDrawMatchesOwnBuffers(t *testing.T) {
 	dev := testdevice.WebGPU(t, webgpu.Options{})
-	a, err := mesh.New(dev, mesh.Settings{
+	a, err := mesh.New(dev, mesh.Options{
 		MinSlabBytes:        512, // small slabs, so the frames below grow them
 		LargeThresholdBytes: 1536,
 		Usage:               device.Storage, // the stride-6 pipeline binds vertex buffers as storage

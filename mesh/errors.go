@@ -8,10 +8,10 @@ import "errors"
 // device.ErrDeviceLost, ...) come wrapped as they are, so callers test for
 // them with errors.Is too.
 var (
-	// ErrInvalidSettings is returned by New for settings that cannot work:
+	// ErrInvalidOptions is returned by New for options that cannot work:
 	// a growth factor not above 1, a minimum slab size above the maximum, a
 	// negative or unknown value.
-	ErrInvalidSettings = errors.New("mesh: invalid settings")
+	ErrInvalidOptions = errors.New("mesh: invalid options")
 
 	// ErrInvalidMesh is returned by Add and Modify for mesh data the
 	// allocator cannot hold: vertex bytes that are not a whole number of

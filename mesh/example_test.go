@@ -27,7 +27,7 @@ func triangle(dx float32) mesh.Mesh {
 func Example() {
 	dev, _ := host.New(host.Options{})
 	defer dev.Release()
-	a, err := mesh.New(dev, mesh.Settings{MinSlabBytes: 4096})
+	a, err := mesh.New(dev, mesh.Options{MinSlabBytes: 4096})
 	if err != nil {
 		panic(err)
 	}

@@ -34,7 +34,7 @@ func faultScene(t *testing.T, md *model) {
 	md.verify(t)
 }
 
-var faultSettings = mesh.Settings{MinSlabBytes: 1 << 10, LargeThresholdBytes: 4 << 10}
+var faultSettings = mesh.Options{MinSlabBytes: 1 << 10, LargeThresholdBytes: 4 << 10}
 
 // TestFaults fails each buffer creation of the fault frame's Flush in
 // turn, and then all of them: the Flush either gets by or returns the
@@ -95,7 +95,7 @@ func TestFaults(t *testing.T) {
 // Flush fails with the device's error and the slab's meshes are intact.
 func TestGrowthRefused(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		md := newModel(t, dev, mesh.Settings{MinSlabBytes: 256})
+		md := newModel(t, dev, mesh.Options{MinSlabBytes: 256})
 		r := rand.New(rand.NewPCG(11, 11))
 		for range 10 {
 			md.add(t, fixedMesh(r, 8, 1+r.IntN(10), 0, 0))

@@ -40,7 +40,7 @@ func FuzzAllocator(f *testing.F) {
 			cmds = cmds[:300]
 		}
 		dev := testdevice.Host(t, host.Options{})
-		md := newModel(t, dev, mesh.Settings{MinSlabBytes: 64, MaxSlabBytes: 2048, LargeThresholdBytes: 512, MaxMeshesPerSlab: 64})
+		md := newModel(t, dev, mesh.Options{MinSlabBytes: 64, MaxSlabBytes: 2048, LargeThresholdBytes: 512, MaxMeshesPerSlab: 64})
 		r := rand.New(rand.NewPCG(uint64(len(cmds)), 1))
 		var hs []mesh.Handle
 		pick := func(b byte) (mesh.Handle, int, bool) {

@@ -25,7 +25,7 @@ func TestSlotOverflow(t *testing.T) {
 	if got := mesh.VertexLayout(1 << 30).SlotBytes(); got != 1<<30 {
 		t.Errorf("VertexLayout(2^30).SlotBytes() = %d", got)
 	}
-	md := newModel(t, testdevice.Host(t, host.Options{}), mesh.Settings{})
+	md := newModel(t, testdevice.Host(t, host.Options{}), mesh.Options{})
 	r := rand.New(rand.NewPCG(21, 21))
 	good := md.add(t, fixedMesh(r, 12, 30, mesh.Uint16, 36))
 	bad := make([]byte, 1<<30+1) // one vertex; its pages are never touched
@@ -44,7 +44,7 @@ func TestSlotOverflow(t *testing.T) {
 // indices) with holes before every range: one step moves one range in all.
 func TestSweepStepsPerCall(t *testing.T) {
 	moved := 0
-	md := newModel(t, testdevice.Host(t, host.Options{}), mesh.Settings{OnMove: func(mesh.Handle) { moved++ }})
+	md := newModel(t, testdevice.Host(t, host.Options{}), mesh.Options{OnMove: func(mesh.Handle) { moved++ }})
 	r := rand.New(rand.NewPCG(8, 8))
 	var hs []mesh.Handle
 	for range 12 {

@@ -14,7 +14,7 @@ import (
 func TestShapeFitsSlices(t *testing.T) {
 	lim := device.DefaultLimits()
 	lim.MaxBufferSize = 1 << 40
-	s, err := Settings{MaxSlabBytes: 1 << 40}.resolve(lim)
+	s, err := Options{MaxSlabBytes: 1 << 40}.resolve(lim)
 	if err != nil {
 		t.Fatal(err)
 	}

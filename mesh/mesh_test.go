@@ -29,7 +29,7 @@ type entry struct {
 	resident bool      // expected Resident
 }
 
-func newModel(t testing.TB, dev device.Device, s mesh.Settings) *model {
+func newModel(t testing.TB, dev device.Device, s mesh.Options) *model {
 	t.Helper()
 	a, err := mesh.New(dev, s)
 	if err != nil {
@@ -237,25 +237,25 @@ func TestSettings(t *testing.T) {
 	maxBuf := dev.Limits().MaxBufferSize
 	for _, c := range []struct {
 		name string
-		in   mesh.Settings
+		in   mesh.Options
 		err  error
-		want func(mesh.Settings) bool
+		want func(mesh.Options) bool
 	}{
-		{"defaults", mesh.Settings{}, nil, func(s mesh.Settings) bool {
+		{"defaults", mesh.Options{}, nil, func(s mesh.Options) bool {
 			return s.MinSlabBytes == 1<<20 && s.MaxSlabBytes == min(512<<20, maxBuf) &&
 				s.LargeThresholdBytes == min(256<<20, maxBuf) && s.GrowthFactor == 1.5
 		}},
-		{"growth 1", mesh.Settings{GrowthFactor: 1}, mesh.ErrInvalidSettings, nil},
-		{"growth negative", mesh.Settings{GrowthFactor: -2}, mesh.ErrInvalidSettings, nil},
-		{"min above max", mesh.Settings{MinSlabBytes: 2 << 20, MaxSlabBytes: 1 << 20}, mesh.ErrInvalidSettings, nil},
-		{"max tiny", mesh.Settings{MinSlabBytes: 1, MaxSlabBytes: 2}, mesh.ErrInvalidSettings, nil},
-		{"few meshes", mesh.Settings{MaxMeshesPerSlab: 2}, mesh.ErrInvalidSettings, nil},
-		{"too many meshes", mesh.Settings{MaxMeshesPerSlab: arena.MaxAllocsLimit + 1}, mesh.ErrInvalidSettings, nil},
-		{"bad usage", mesh.Settings{Usage: device.MapRead}, mesh.ErrInvalidSettings, nil},
-		{"clamped", mesh.Settings{MinSlabBytes: 8 << 30, MaxSlabBytes: 16 << 30, LargeThresholdBytes: 32 << 30}, nil, func(s mesh.Settings) bool {
+		{"growth 1", mesh.Options{GrowthFactor: 1}, mesh.ErrInvalidOptions, nil},
+		{"growth negative", mesh.Options{GrowthFactor: -2}, mesh.ErrInvalidOptions, nil},
+		{"min above max", mesh.Options{MinSlabBytes: 2 << 20, MaxSlabBytes: 1 << 20}, mesh.ErrInvalidOptions, nil},
+		{"max tiny", mesh.Options{MinSlabBytes: 1, MaxSlabBytes: 2}, mesh.ErrInvalidOptions, nil},
+		{"few meshes", mesh.Options{MaxMeshesPerSlab: 2}, mesh.ErrInvalidOptions, nil},
+		{"too many meshes", mesh.Options{MaxMeshesPerSlab: arena.MaxAllocsLimit + 1}, mesh.ErrInvalidOptions, nil},
+		{"bad usage", mesh.Options{Usage: device.MapRead}, mesh.ErrInvalidOptions, nil},
+		{"clamped", mesh.Options{MinSlabBytes: 8 << 30, MaxSlabBytes: 16 << 30, LargeThresholdBytes: 32 << 30}, nil, func(s mesh.Options) bool {
 			return s.MaxSlabBytes == maxBuf && s.MinSlabBytes == maxBuf && s.LargeThresholdBytes == maxBuf
 		}},
-		{"threshold under max", mesh.Settings{LargeThresholdBytes: 4096}, nil, func(s mesh.Settings) bool { return s.LargeThresholdBytes == 4096 }},
+		{"threshold under max", mesh.Options{LargeThresholdBytes: 4096}, nil, func(s mesh.Options) bool { return s.LargeThresholdBytes == 4096 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := mesh.New(dev, c.in)
@@ -264,20 +264,20 @@ func TestSettings(t *testing.T) {
 			}
 			if err == nil {
 				defer a.Release()
-				if !c.want(a.Settings()) {
-					t.Fatalf("settings %+v", a.Settings())
+				if !c.want(a.Options()) {
+					t.Fatalf("options %+v", a.Options())
 				}
 			}
 		})
 	}
-	if _, err := mesh.New(nil, mesh.Settings{}); !errors.Is(err, mesh.ErrInvalidSettings) {
+	if _, err := mesh.New(nil, mesh.Options{}); !errors.Is(err, mesh.ErrInvalidOptions) {
 		t.Fatalf("nil device: %v", err)
 	}
 }
 
 func TestInvalidMesh(t *testing.T) {
 	dev := testdevice.Host(t, host.Options{})
-	md := newModel(t, dev, mesh.Settings{})
+	md := newModel(t, dev, mesh.Options{})
 	good := md.add(t, mesh.Mesh{VertexStride: 12, Vertices: make([]byte, 36)})
 	for _, c := range []struct {
 		name string
@@ -333,7 +333,7 @@ func TestInvalidMesh(t *testing.T) {
 
 func TestBasics(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		md := newModel(t, dev, mesh.Settings{MinSlabBytes: 1024})
+		md := newModel(t, dev, mesh.Options{MinSlabBytes: 1024})
 		r := rand.New(rand.NewPCG(1, 2))
 		var hs []mesh.Handle
 		for range 50 {

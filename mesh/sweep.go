@@ -13,7 +13,7 @@ import (
 // is spent. Zero fields of budget take arena.DefaultBudget's; the budget
 // bounds the whole call, not each slab: moves, bytes and steps (ranges
 // visited) alike. Moved ranges are reported through
-// Settings.OnMove and Moved. O(slabs + budget); it does not allocate but to
+// Options.OnMove and Moved. O(slabs + budget); it does not allocate but to
 // grow the moved list.
 func (a *Allocator) Sweep(budget arena.Budget) error {
 	if a.released {

@@ -34,39 +34,39 @@ func TestTable(t *testing.T) {
 	type after struct{ slabs, own, growths, slabBytes int }
 	for _, c := range []struct {
 		name string
-		set  mesh.Settings
+		set  mesh.Options
 		ops  []op
 		want after
 	}{
-		{"nothing", mesh.Settings{}, []op{flush}, after{}},
-		{"empty meshes take no buffer", mesh.Settings{}, []op{add(12, 0, 0, 0), add(0, 0, mesh.Uint16, 0), flush}, after{}},
-		{"one slab per layout", mesh.Settings{MinSlabBytes: 1200},
+		{"nothing", mesh.Options{}, []op{flush}, after{}},
+		{"empty meshes take no buffer", mesh.Options{}, []op{add(12, 0, 0, 0), add(0, 0, mesh.Uint16, 0), flush}, after{}},
+		{"one slab per layout", mesh.Options{MinSlabBytes: 1200},
 			// A frame places its largest arrays first.
 			[]op{add(12, 3, mesh.Uint16, 3), add(12, 5, mesh.Uint16, 3), add(24, 1, mesh.Uint32, 3), flushAt(0, 5)},
 			after{slabs: 4, slabBytes: 1200 + 1200 + 1200 + 1200}},
-		{"slots of 2 and 4 elements", mesh.Settings{MinSlabBytes: 120},
+		{"slots of 2 and 4 elements", mesh.Options{MinSlabBytes: 120},
 			// 6-byte vertices: slots of 12 bytes; 3 vertices take 2 slots,
 			// so the next mesh starts at vertex 4.
 			[]op{add(6, 3, 0, 0), add(6, 1, 0, 0), add(3, 5, 0, 0), flushAt(1, 4)},
 			after{slabs: 2, slabBytes: 120 + 120}},
-		{"a new slab is sized for its first frame", mesh.Settings{MinSlabBytes: 64},
+		{"a new slab is sized for its first frame", mesh.Options{MinSlabBytes: 64},
 			[]op{add(16, 100, 0, 0), add(16, 20, 0, 0), flushAt(1, 100)},
 			after{slabs: 1, slabBytes: 16 * 124}}, // 100 and 20 round up to their bins, 104 and 20
-		{"growth once for a frame", mesh.Settings{MinSlabBytes: 64 * 16, GrowthFactor: 2},
+		{"growth once for a frame", mesh.Options{MinSlabBytes: 64 * 16, GrowthFactor: 2},
 			// 60 used of 64; the frame's 90 need 60+96 (90's bin), more
 			// than twice 64.
 			[]op{add(16, 60, 0, 0), flush, add(16, 30, 0, 0), add(16, 30, 0, 0), add(16, 30, 0, 0), flushAt(3, 120)},
 			after{slabs: 1, growths: 1, slabBytes: 16 * 156}},
-		{"a removal's hole is reused without growth", mesh.Settings{MinSlabBytes: 16 * 64},
+		{"a removal's hole is reused without growth", mesh.Options{MinSlabBytes: 16 * 64},
 			[]op{add(16, 30, 0, 0), add(16, 30, 0, 0), flush, {kind: "remove", i: 0}, add(16, 20, 0, 0), flushAt(2, 0)},
 			after{slabs: 1, slabBytes: 16 * 64}},
-		{"resize re-places, compaction packs", mesh.Settings{MinSlabBytes: 16 * 64},
+		{"resize re-places, compaction packs", mesh.Options{MinSlabBytes: 16 * 64},
 			[]op{add(16, 10, 0, 0), add(16, 10, 0, 0), flush, {kind: "resize", i: 0, nv: 40}, flush, {kind: "compact"}, flushAt(1, 0)},
 			after{slabs: 1, slabBytes: 16 * 64}},
-		{"large arrays get their own buffer", mesh.Settings{LargeThresholdBytes: 160},
+		{"large arrays get their own buffer", mesh.Options{LargeThresholdBytes: 160},
 			[]op{add(16, 10, mesh.Uint32, 40), add(16, 9, mesh.Uint32, 39), flush},
 			after{slabs: 2, own: 2, slabBytes: 2 << 20}},
-		{"empty slabs are released", mesh.Settings{MinSlabBytes: 256},
+		{"empty slabs are released", mesh.Options{MinSlabBytes: 256},
 			[]op{add(16, 10, 0, 0), add(20, 10, 0, 0), flush, {kind: "remove", i: 0}, flush},
 			after{slabs: 1, slabBytes: 260}},
 	} {

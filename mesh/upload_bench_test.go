@@ -22,7 +22,7 @@ func BenchmarkFlushUpload(b *testing.B) {
 	for _, be := range testdevice.Backends() {
 		b.Run(be.Name, func(b *testing.B) {
 			dev := be.Open(b)
-			a, err := mesh.New(dev, mesh.Settings{})
+			a, err := mesh.New(dev, mesh.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -164,7 +164,7 @@ func newMeshWorkload(dev device.Device, rb *readbackWorkload) (*meshWorkload, er
 	}
 	// Small slabs, so that the run shows growth, several slabs of a
 	// layout and their release.
-	a, err := mesh.New(dev, mesh.Settings{Label: "meshes", MinSlabBytes: 256 << 10, MaxSlabBytes: 1 << 20})
+	a, err := mesh.New(dev, mesh.Options{Label: "meshes", MinSlabBytes: 256 << 10, MaxSlabBytes: 1 << 20})
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func ExampleWrap() {
 		log.Fatal(err)
 	}
 	defer gm.Release() // frees gpumem's buffers, never dev
-	meshes, err := mesh.New(gm, mesh.Settings{})
+	meshes, err := mesh.New(gm, mesh.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func NewRenderer(dev *webgpu.Device, format wgpu.TextureFormat, seed uint64) (_ 
 			r.Release()
 		}
 	}()
-	if r.meshes, err = mesh.New(dev, mesh.Settings{Label: "scene", MinSlabBytes: minSlabBytes}); err != nil {
+	if r.meshes, err = mesh.New(dev, mesh.Options{Label: "scene", MinSlabBytes: minSlabBytes}); err != nil {
 		return nil, err
 	}
 	if r.textures, err = bindless.New[int](dev, bindless.Options{Label: "scene", LayersPerPage: LayersPerPage, MaxPages: MaxPages}); err != nil {

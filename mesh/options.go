@@ -8,7 +8,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 )
 
-// Defaults of Settings, the reference mesh allocator's; MaxSlabBytes and
+// Defaults of Options, the reference mesh allocator's; MaxSlabBytes and
 // LargeThresholdBytes are clamped to the device's largest buffer, so on a
 // WebGPU device with default limits both are 256 MiB.
 const (
@@ -19,9 +19,9 @@ const (
 	DefaultMaxMeshesPerSlab    = 1 << 14
 )
 
-// Settings tune an Allocator. The zero value of each field means its
+// Options tune an Allocator. The zero value of each field means its
 // default; New validates the result and clamps sizes to the device.
-type Settings struct {
+type Options struct {
 	// Label prefixes the names of the allocator's buffers.
 	Label string
 	// MinSlabBytes is the size a slab starts at (larger when the first
@@ -60,12 +60,12 @@ type Settings struct {
 }
 
 // resolve fills in defaults and checks s against the device's limits.
-func (s Settings) resolve(lim device.Limits) (Settings, error) {
+func (s Options) resolve(lim device.Limits) (Options, error) {
 	if s.GrowthFactor == 0 {
 		s.GrowthFactor = DefaultGrowthFactor
 	}
 	if !(s.GrowthFactor > 1) || math.IsInf(s.GrowthFactor, 0) {
-		return s, fmt.Errorf("%w: growth factor %v, want above 1", ErrInvalidSettings, s.GrowthFactor)
+		return s, fmt.Errorf("%w: growth factor %v, want above 1", ErrInvalidOptions, s.GrowthFactor)
 	}
 	if s.MinSlabBytes == 0 {
 		s.MinSlabBytes = DefaultMinSlabBytes
@@ -74,10 +74,10 @@ func (s Settings) resolve(lim device.Limits) (Settings, error) {
 		s.MaxSlabBytes = max(DefaultMaxSlabBytes, s.MinSlabBytes)
 	}
 	if s.MinSlabBytes > s.MaxSlabBytes {
-		return s, fmt.Errorf("%w: minimum slab size %d above maximum %d bytes", ErrInvalidSettings, s.MinSlabBytes, s.MaxSlabBytes)
+		return s, fmt.Errorf("%w: minimum slab size %d above maximum %d bytes", ErrInvalidOptions, s.MinSlabBytes, s.MaxSlabBytes)
 	}
 	if s.MaxSlabBytes < device.CopyAlignment {
-		return s, fmt.Errorf("%w: maximum slab size %d bytes, want at least %d", ErrInvalidSettings, s.MaxSlabBytes, device.CopyAlignment)
+		return s, fmt.Errorf("%w: maximum slab size %d bytes, want at least %d", ErrInvalidOptions, s.MaxSlabBytes, device.CopyAlignment)
 	}
 	if s.LargeThresholdBytes == 0 {
 		s.LargeThresholdBytes = DefaultLargeThresholdBytes
@@ -86,10 +86,10 @@ func (s Settings) resolve(lim device.Limits) (Settings, error) {
 		s.MaxMeshesPerSlab = DefaultMaxMeshesPerSlab
 	}
 	if s.MaxMeshesPerSlab < 4 || s.MaxMeshesPerSlab > arena.MaxAllocsLimit {
-		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want 4 to %d", ErrInvalidSettings, s.MaxMeshesPerSlab, arena.MaxAllocsLimit)
+		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want 4 to %d", ErrInvalidOptions, s.MaxMeshesPerSlab, arena.MaxAllocsLimit)
 	}
 	if err := (s.Usage | device.Vertex | device.Index | device.CopySrc | device.CopyDst | device.Storage).Validate(); err != nil {
-		return s, fmt.Errorf("%w: %w", ErrInvalidSettings, err)
+		return s, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	// Both sizes are clamped to what the device can create.
 	s.MaxSlabBytes = min(s.MaxSlabBytes, lim.MaxBufferSize)
@@ -108,7 +108,7 @@ type slabShape struct {
 // never holds more than 2^32-1 elements, so every Slice's Start and End
 // fit their 32 bits (a slab of 2-byte indices above 8 GiB would not). l
 // has a SlotBytes (parse checked it).
-func (s *Settings) shape(l Layout) slabShape {
+func (s *Options) shape(l Layout) slabShape {
 	sb := uint64(l.SlotBytes())
 	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems, math.MaxUint32/uint64(l.ElemsPerSlot()))
 	minSlots := min(max((s.MinSlabBytes+sb-1)/sb, 1), maxSlots)
@@ -120,7 +120,7 @@ func (s *Settings) shape(l Layout) slabShape {
 const arenaMaxElems = arena.MaxRoundUp
 
 // arenaOptions returns the options of a new slab of l with capacity slots.
-func (s *Settings) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move)) arena.Options {
+func (s *Options) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move)) arena.Options {
 	sh := s.shape(l)
 	return arena.Options{
 		Label:        s.label("mesh slab of " + l.String()),
@@ -135,7 +135,7 @@ func (s *Settings) arenaOptions(l Layout, capacity uint32, onMove func(arena.Mov
 }
 
 // label prefixes name with the allocator's Label.
-func (s *Settings) label(name string) string {
+func (s *Options) label(name string) string {
 	if s.Label == "" {
 		return name
 	}
