@@ -25,7 +25,7 @@
 // packs everything, and an Add or Clone may compact to make room. When a
 // batch's data moves, its address words are patched on the device by the
 // distance moved; when its rows move, nothing needs patching. Either way
-// the batch is reported changed, once per call: Options.OnChanged, and
+// the batch is reported changed, once per call: Options.OnMove, and
 // the list Sweep and Compact return. Lookup says where a batch is now;
 // Buffers returns the two buffers, which growth replaces. When both arenas
 // move things in one call, each data move's patch is recorded after the

@@ -18,7 +18,7 @@ func Example() {
 	m, err := meshlet.New(dev, meshlet.Options{
 		RowWords:    2,
 		AddressWord: 0,
-		OnChanged:   func(h meshlet.BatchHandle) { fmt.Println("changed:", names[h]) },
+		OnMove:   func(h meshlet.BatchHandle) { fmt.Println("moved:", names[h]) },
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -62,8 +62,8 @@ func Example() {
 	// a: data at 0, rows at 0: (0 2) (6 1)
 	// b: data at 10, rows at 2: (10 1) (14 1)
 	// clone of b: data at 18, rows at 4: (18 1) (22 1)
-	// changed: b
-	// changed: clone of b
+	// moved: b
+	// moved: clone of b
 	// moved: 2
 	// b: data at 0, rows at 0: (0 1) (4 1)
 	// clone of b: data at 8, rows at 2: (8 1) (12 1)

@@ -45,7 +45,7 @@ type model struct {
 	batch map[meshlet.BatchHandle]want
 	live  []meshlet.BatchHandle       // the keys of batch, in a stable order
 	pos   map[meshlet.BatchHandle]int // index in live
-	// notified collects OnChanged calls since the last call began.
+	// notified collects OnMove calls since the last call began.
 	notified []meshlet.BatchHandle
 	before   map[meshlet.BatchHandle]meshlet.Placement
 	// light skips the O(batches) checks after every add, clone and
@@ -54,12 +54,12 @@ type model struct {
 	light bool
 }
 
-// newModel creates a manager on dev with opts (whose OnChanged it sets).
+// newModel creates a manager on dev with opts (whose OnMove it sets).
 func newModel(t testing.TB, dev device.Device, opts meshlet.Options, seed uint64) *model {
 	t.Helper()
 	md := &model{t: t, dev: dev, opts: opts, r: rand.New(rand.NewPCG(seed, 7)), batch: map[meshlet.BatchHandle]want{},
 		pos: map[meshlet.BatchHandle]int{}}
-	opts.OnChanged = func(h meshlet.BatchHandle) { md.notified = append(md.notified, h) }
+	opts.OnMove = func(h meshlet.BatchHandle) { md.notified = append(md.notified, h) }
 	m, err := meshlet.New(dev, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func (md *model) finish(what string, returned []meshlet.BatchHandle, checkReturn
 		md.t.Fatalf("%s: reported batches not live before: %v", what, seen)
 	}
 	if checkReturned && !slices.Equal(returned, md.notified) {
-		md.t.Fatalf("%s: returned %v, OnChanged got %v", what, returned, md.notified)
+		md.t.Fatalf("%s: returned %v, OnMove got %v", what, returned, md.notified)
 	}
 }
 

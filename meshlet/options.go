@@ -36,12 +36,12 @@ type Options struct {
 	// take arena.DefaultBudget's.
 	Budget arena.Budget
 
-	// OnChanged, if set, is called once for every batch whose data or rows
+	// OnMove, if set, is called once for every batch whose data or rows
 	// moved during a call (Sweep, Compact, or an Add or Clone whose
 	// allocation compacted an arena), after the call's device work is
 	// recorded and its rows patched. It may call Lookup, but nothing that
 	// changes the manager.
-	OnChanged func(BatchHandle)
+	OnMove func(BatchHandle)
 }
 
 // resolve fills in defaults and checks o; the arenas check the rest.

@@ -29,7 +29,7 @@ import (
 //     the allocations of the batch being added are never among them.
 //  3. settle: one device.Patch on the rows buffer adds each shift to every
 //     address word of its batch's rows, at the rows' offsets of the moment
-//     the patch is recorded; then OnChanged runs for each changed batch.
+//     the patch is recorded; then OnMove runs for each changed batch.
 //
 // Why the order is right: device work runs in call order, and between two
 // arena calls the rows arena's offsets say where each row is on the device.
@@ -120,16 +120,16 @@ func appendPatches(p []device.Patch, first, n, rowWords, addressWord, delta uint
 	return p
 }
 
-// settle ends a call begun by begin: the pending patches, then OnChanged.
+// settle ends a call begun by begin: the pending patches, then OnMove.
 // It returns err, joined with the patch's error if that fails too.
 func (m *Manager) settle(err error) error {
 	if perr := m.patch(); perr != nil {
 		err = errors.Join(err, perr)
 	}
 	m.stats.Changed += uint64(len(m.changed))
-	if m.opts.OnChanged != nil {
+	if m.opts.OnMove != nil {
 		for _, h := range m.changed {
-			m.opts.OnChanged(h)
+			m.opts.OnMove(h)
 		}
 	}
 	return err
@@ -138,7 +138,7 @@ func (m *Manager) settle(err error) error {
 // Sweep takes one budgeted step of each arena's running sweep (see
 // arena.Arena.Sweep), patches the address words of every batch whose data
 // moved, and returns the batches that moved, each once whether its data,
-// its rows or both moved (OnChanged is called for each too). The slice is
+// its rows or both moved (OnMove is called for each too). The slice is
 // the manager's, valid until its next call.
 //
 // The budget (zero fields take Options.Budget's) is spent across both

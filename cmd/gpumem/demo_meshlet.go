@@ -61,7 +61,7 @@ func newMeshletWorkload(dev device.Device, rb *readbackWorkload) (*meshletWorklo
 		Data:      arena.Options{InitialElems: 128 << 10, RoundToBins: true},
 		Rows:      arena.Options{InitialElems: 4 << 10, RoundToBins: true},
 		Budget:    demoBudget,
-		OnChanged: func(h meshlet.BatchHandle) { w.moved[h] = w.frameN },
+		OnMove: func(h meshlet.BatchHandle) { w.moved[h] = w.frameN },
 	})
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@
 //     Buffer(), mesh Slices, bindless Version change): rebuild the bind
 //     groups and vertex bindings that named the old one. Moved data: sweeps
 //     and compactions change offsets (arena OnMove, mesh Moved, meshlet
-//     OnChanged): rebuild the draw data that holds them.
+//     OnMove): rebuild the draw data that holds them.
 //   - Old buffers: a buffer gpumem released stays alive until the queue has
 //     finished the work submitted before its release, so a command buffer
 //     submitted after Submit may still use the old buffer for that frame.
