@@ -18,7 +18,7 @@ func Example() {
 	m, err := meshlet.New(dev, meshlet.Options{
 		RowWords:    2,
 		AddressWord: 0,
-		OnMove:   func(h meshlet.BatchHandle) { fmt.Println("moved:", names[h]) },
+		OnMove:      func(h meshlet.BatchHandle) { fmt.Println("moved:", names[h]) },
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -58,9 +58,9 @@ type meshletZone struct {
 func newMeshletWorkload(dev device.Device, rb *readbackWorkload) (*meshletWorkload, error) {
 	w := &meshletWorkload{rb: rb, byHandle: map[meshlet.BatchHandle]*meshletBatch{}, moved: map[meshlet.BatchHandle]int{}}
 	m, err := meshlet.New(dev, meshlet.Options{Label: "meshlets", RowWords: meshletRowWords, AddressWord: 0,
-		Data:      arena.Options{InitialElems: 128 << 10, RoundToBins: true},
-		Rows:      arena.Options{InitialElems: 4 << 10, RoundToBins: true},
-		Budget:    demoBudget,
+		Data:   arena.Options{InitialElems: 128 << 10, RoundToBins: true},
+		Rows:   arena.Options{InitialElems: 4 << 10, RoundToBins: true},
+		Budget: demoBudget,
 		OnMove: func(h meshlet.BatchHandle) { w.moved[h] = w.frameN },
 	})
 	if err != nil {
