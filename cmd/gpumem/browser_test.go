@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/internal/testdevice"
 )
 
 // chromium finds a headless-capable Chromium, or skips the test with what
@@ -110,6 +111,7 @@ func kindPixels(img image.Image, kinds []string) (map[string]int, int) {
 // good share of their pixels are in the owner kinds' colors, every kind
 // among them.
 func TestBrowser(t *testing.T) {
+	testdevice.Long(t) // 10 s of Chromium screenshots; TestBrowserReport checks the report in every run
 	browser := chromium(t)
 	_, dir := runDemoTest(t, "-device", "host")
 	mapPage := filepath.Join(dir, "map.html")

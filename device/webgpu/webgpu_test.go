@@ -27,6 +27,7 @@ func TestConformance(t *testing.T) {
 // TestConformanceCopyPath runs the suite with every move done as copies
 // through scratch, the path taken where compute cannot run.
 func TestConformanceCopyPath(t *testing.T) {
+	testdevice.Long(t)
 	devicetest.Run(t, open(webgpu.Options{Moves: webgpu.MoveCopy}))
 }
 
@@ -34,6 +35,7 @@ func TestConformanceCopyPath(t *testing.T) {
 // limits, so that moves and patches go through storage binding windows and
 // passes are cut by the scratch size.
 func TestConformanceSmallLimits(t *testing.T) {
+	testdevice.Long(t)
 	devicetest.Run(t, open(webgpu.Options{Limits: device.Limits{
 		MaxBufferSize:               8 << 20,
 		MaxStorageBufferBindingSize: 4 << 20,
@@ -45,6 +47,7 @@ func TestConformanceSmallLimits(t *testing.T) {
 // TestConformanceSmallLimitsCopyPath is the small-limits suite with moves
 // as copies: passes cut by a small scratch buffer.
 func TestConformanceSmallLimitsCopyPath(t *testing.T) {
+	testdevice.Long(t)
 	devicetest.Run(t, open(webgpu.Options{Moves: webgpu.MoveCopy, Limits: device.Limits{
 		MaxBufferSize:               8 << 20,
 		MaxStorageBufferBindingSize: 4 << 20,

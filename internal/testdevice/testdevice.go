@@ -84,3 +84,15 @@ func WebGPU(t testing.TB, opts webgpu.Options) *webgpu.Device {
 	t.Cleanup(d.Release)
 	return d
 }
+
+// Long skips t unless the long cases run: in CI (CI=true) or with
+// GPUMEM_LONG=1. They repeat what the short ones cover under other
+// settings (the conformance suite on the copy path and on small limits,
+// the pages rendered in Chromium), so `go test ./...` stays quick and CI
+// loses nothing.
+func Long(t testing.TB) {
+	t.Helper()
+	if os.Getenv("CI") != "true" && os.Getenv("GPUMEM_LONG") != "1" {
+		t.Skip("a long case: runs with CI=true or GPUMEM_LONG=1")
+	}
+}
