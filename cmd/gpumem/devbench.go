@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/internal/devbench"
 )
 
 const devbenchUsage = `usage: gpumem devbench [flags]
@@ -116,11 +117,11 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "adapter: %v\nlimits: buffer %d MiB, storage binding %d MiB\nbatches of %d MiB, median of %d\n\n",
 			info, lim.MaxBufferSize>>20, lim.MaxStorageBufferBindingSize>>20, totalMiB, iters)
 	}
-	for _, c := range webgpu.BenchCases(total) {
+	for _, c := range devbench.Cases(total) {
 		if only != "" && c.Path != only {
 			continue
 		}
-		r, err := d.Bench(c, iters)
+		r, err := devbench.Run(d, c, iters)
 		if err != nil {
 			if !asJSON {
 				printDevbench(stdout, rows)

@@ -71,8 +71,7 @@
 // arithmetic for 8-bit formats, so their results equal the host backend's
 // bit for bit.
 //
-// Bench and BenchCases measure move throughput; the package benchmarks and
-// `gpumem devbench` share them.
+// `gpumem devbench` measures move throughput on a real GPU.
 //
 // # Caveats
 //

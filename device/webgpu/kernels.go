@@ -18,7 +18,7 @@ const (
 	// chunkBytes is the most bytes one table entry of the move kernels
 	// copies: sixteen 16-byte vec4s per thread of a workgroup, four loads
 	// in flight before their stores. Measured on an NVIDIA H200 with
-	// `gpumem devbench` (BenchCases), 64 KiB entries move 3.5 to 3.6 TB/s in
+	// `gpumem devbench` (internal/devbench), 64 KiB entries move 3.5 to 3.6 TB/s in
 	// 1 GiB batches where 4 KiB entries (one vec4 a thread) moved 2.9 to
 	// 3.6, and they cut the CPU time to record a batch sixteenfold. A
 	// 256 MiB move is 4,096 entries, 4,096 workgroups of 256 threads:

@@ -1,6 +1,15 @@
-//go:build cgo
-
-package webgpu
+// Package devbench measures the webgpu device's move throughput: the
+// cases `gpumem devbench` runs and its benchmarks (BenchmarkMoves here)
+// share.
+//
+// Throughput counts the bytes a move reads plus the bytes it writes (twice
+// its size), over the GPU time of the batch: from the submit to the end of
+// the work (Wait), with enough batches in one submit that the cost of
+// submitting and waiting does not count. Bytes the backend moves on its
+// own (a trip through scratch) are not counted: the number says how fast the caller's data
+// moves. Recording time is the CPU time of the Move or CopyBuffer call
+// itself: validation, planning, writing the table, encoding.
+package devbench
 
 import (
 	"fmt"
@@ -8,21 +17,11 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/webgpu"
 )
 
-// Throughput measurement shared by the package benchmarks and the
-// `gpumem devbench` subcommand.
-//
-// Throughput counts the bytes a move reads plus the bytes it writes (twice
-// its size), over the GPU time of the batch: from the submit to the end of
-// the work (Wait), with enough batches in one submit that the cost of
-// submitting and waiting does not count. Bytes the backend moves on its own (a trip through
-// scratch) are not counted: the number says how fast the caller's data
-// moves. Recording time is the CPU time of the Move or CopyBuffer call
-// itself: validation, planning, writing the table, encoding.
-
-// BenchCase is one measured operation.
-type BenchCase struct {
+// Case is one measured operation.
+type Case struct {
 	// Name says what is measured, e.g. "copyBufferToBuffer 256 MiB" or
 	// "moves of 4 KiB".
 	Name string
@@ -41,10 +40,10 @@ type BenchCase struct {
 	SrcSkew uint64
 }
 
-// BenchResult is the measurement of one BenchCase: the median over the
+// Result is the measurement of one Case: the median over the
 // iterations.
-type BenchResult struct {
-	BenchCase
+type Result struct {
+	Case
 	// Bytes is read plus written per batch: 2 × Moves × MoveBytes.
 	Bytes uint64
 	// Record is the CPU time to record one batch.
@@ -63,7 +62,7 @@ type BenchResult struct {
 const benchTarget = 20 * time.Millisecond
 
 // GBps is the throughput in GB/s (10^9 bytes a second).
-func (r BenchResult) GBps() float64 {
+func (r Result) GBps() float64 {
 	if r.GPU <= 0 {
 		return 0
 	}
@@ -71,30 +70,30 @@ func (r BenchResult) GBps() float64 {
 }
 
 // RecordPerMove is the recording time per move.
-func (r BenchResult) RecordPerMove() time.Duration {
+func (r Result) RecordPerMove() time.Duration {
 	return r.Record / time.Duration(max(r.Moves, 1))
 }
 
-// BenchCases returns the standard cases for batches of total bytes: one
+// Cases returns the standard cases for batches of total bytes: one
 // copyBufferToBuffer of total bytes, then moves of 4 KiB, 64 KiB, 1 MiB and
 // 64 MiB (as many as fit in total) through the copy path and through the
 // compute path, then moves of 64 KiB whose source is 4 bytes off 16-byte
 // alignment, and a sweep of 64 KiB blocks, both through compute.
-func BenchCases(total uint64) []BenchCase {
-	cases := []BenchCase{{Name: "copyBufferToBuffer " + sizeName(total), Path: "buffer", MoveBytes: total, Moves: 1}}
+func Cases(total uint64) []Case {
+	cases := []Case{{Name: "copyBufferToBuffer " + sizeName(total), Path: "buffer", MoveBytes: total, Moves: 1}}
 	for _, path := range []string{"copy", "compute"} {
 		for _, s := range []uint64{4 << 10, 64 << 10, 1 << 20, 64 << 20} {
 			if s > total {
 				continue
 			}
-			cases = append(cases, BenchCase{Name: "moves of " + sizeName(s), Path: path, MoveBytes: s, Moves: int(total / s)})
+			cases = append(cases, Case{Name: "moves of " + sizeName(s), Path: path, MoveBytes: s, Moves: int(total / s)})
 		}
 	}
 	if total >= 64<<10 {
 		n := int(total / (64 << 10))
 		cases = append(cases,
-			BenchCase{Name: "moves of 64 KiB, source +4 B", Path: "compute", MoveBytes: 64 << 10, Moves: n, SrcSkew: 4},
-			BenchCase{Name: "sweep of " + sizeName(64<<10), Path: "sweep", MoveBytes: 64 << 10, Moves: n})
+			Case{Name: "moves of 64 KiB, source +4 B", Path: "compute", MoveBytes: 64 << 10, Moves: n, SrcSkew: 4},
+			Case{Name: "sweep of " + sizeName(64<<10), Path: "sweep", MoveBytes: 64 << 10, Moves: n})
 	}
 	return cases
 }
@@ -111,11 +110,11 @@ func sizeName(n uint64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// Bench measures c on d: one warm-up batch, then iters submits of Batches
+// Run measures c on d: one warm-up batch, then iters submits of Batches
 // batches each; the result holds the medians. It needs a buffer of twice the batch's bytes (one for
 // a plain copy, plus its destination).
-func (d *Device) Bench(c BenchCase, iters int) (BenchResult, error) {
-	res := BenchResult{BenchCase: c, Bytes: 2 * c.MoveBytes * uint64(c.Moves)}
+func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
+	res := Result{Case: c, Bytes: 2 * c.MoveBytes * uint64(c.Moves)}
 	total := c.MoveBytes * uint64(c.Moves)
 	var run func() error
 	switch {
@@ -132,14 +131,14 @@ func (d *Device) Bench(c BenchCase, iters int) (BenchResult, error) {
 		defer dst.Release()
 		run = func() error { return d.CopyBuffer(src, 0, dst, 0, total) }
 	default:
-		buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench moves", Size: 2*total + alignUp(c.SrcSkew, 256), Usage: device.CopySrc | device.CopyDst})
+		buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench moves", Size: 2*total + (c.SrcSkew+255)/256*256, Usage: device.CopySrc | device.CopyDst})
 		if err != nil {
 			return res, err
 		}
 		defer buf.Release()
-		path := MoveCompute
+		path := webgpu.MoveCompute
 		if c.Path == "copy" {
-			path = MoveCopy
+			path = webgpu.MoveCopy
 		}
 		moves := make([]device.Move, c.Moves)
 		for i := range moves {
