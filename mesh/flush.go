@@ -206,7 +206,7 @@ func (a *Allocator) uploadRuns() error {
 			clear(run[at+uint64(copied) : at+a.bytes(u.p)])
 			a.stats.BytesUploaded += uint64(len(u.data))
 		}
-		if err := a.dev.WriteBuffer(first.slab.ar.Buffer(), first.off, run); err != nil {
+		if err := a.put(first.slab.ar.Buffer(), first.off, run); err != nil {
 			return fmt.Errorf("mesh: upload %d arrays of %v: %w", j-i, first.p.layout, err)
 		}
 		i = j
@@ -424,10 +424,26 @@ func (a *Allocator) upload(p *part, data []byte) error {
 }
 
 func (a *Allocator) write(p *part, off uint64, b []byte) error {
-	if p.slab != nil {
+	if p.slab == nil {
+		return a.put(p.own, off, b)
+	}
+	if a.set.Belt == nil {
 		return p.slab.ar.Write(p.h, off, b)
 	}
-	return a.dev.WriteBuffer(p.own, off, b)
+	at, err := p.slab.ar.Offset(p.h)
+	if err != nil {
+		return err
+	}
+	return a.put(p.slab.ar.Buffer(), uint64(at)*uint64(p.slab.ar.ElemSize())+off, b)
+}
+
+// put writes b to buf at off: through the staging belt if there is one,
+// else as a queue write.
+func (a *Allocator) put(buf device.Buffer, off uint64, b []byte) error {
+	if a.set.Belt != nil {
+		return a.set.Belt.Upload(buf, off, b)
+	}
+	return a.dev.WriteBuffer(buf, off, b)
 }
 
 // rollback gives back every place the failed Flush made.
