@@ -22,6 +22,9 @@
 // upload larger than the belt streams through it, never fails for want of
 // chunks and never writes a chunk the GPU still reads.
 //
+// The mesh allocator uploads through a Belt when given one
+// (mesh.Options.Belt); a program can use one for its own uploads too.
+//
 // Against queue writes (WriteBuffer to the CopyDst destination): a GPU
 // backend's queue write copies the bytes into a staging buffer it makes
 // for that write, then copies on the GPU; the belt skips making that
