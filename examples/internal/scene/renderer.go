@@ -9,6 +9,7 @@ import (
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/mesh"
 	"github.com/gpumem/gpumem/ring"
+	"github.com/gpumem/gpumem/staging"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
@@ -58,6 +59,7 @@ type Renderer struct {
 	scene *Scene
 
 	meshes   *mesh.Allocator
+	belt     *staging.Belt           // carries the meshes' uploads
 	textures *bindless.Registry[int] // keyed by Item.ID
 	consts   *ring.Buffer
 
@@ -113,7 +115,12 @@ func NewRenderer(dev *webgpu.Device, format wgpu.TextureFormat, seed uint64) (_ 
 			r.Release()
 		}
 	}()
-	if r.meshes, err = mesh.New(dev, mesh.Options{Label: "scene", MinSlabBytes: minSlabBytes}); err != nil {
+	// Mesh uploads go through a staging belt: mapped chunks, reused once
+	// the frame that filled them is done (EndFrame below).
+	if r.belt, err = staging.New(dev, staging.Options{Label: "scene uploads", ChunkBytes: 1 << 20}); err != nil {
+		return nil, err
+	}
+	if r.meshes, err = mesh.New(dev, mesh.Options{Label: "scene", MinSlabBytes: minSlabBytes, Belt: r.belt}); err != nil {
 		return nil, err
 	}
 	if r.textures, err = bindless.New[int](dev, bindless.Options{Label: "scene", LayersPerPage: LayersPerPage, MaxPages: MaxPages}); err != nil {
@@ -306,13 +313,16 @@ func (r *Renderer) Render(view *wgpu.TextureView, width, height uint32) error {
 	r.queue.Submit(cb)
 	cb.Release()
 
-	// The fence of this submit ends the ring's frame: its constants are
-	// reused once the GPU has finished it.
+	// The fence of this submit ends the ring's and the belt's frame: its
+	// constants and staging chunks are reused once the GPU has finished it.
 	fence, err := r.dev.Fence()
 	if err != nil {
 		return err
 	}
 	r.stats.Drawn = len(items)
+	if err := r.belt.EndFrame(fence); err != nil {
+		return err
+	}
 	return r.consts.EndFrame(fence)
 }
 
@@ -411,4 +421,5 @@ func (r *Renderer) Release() {
 	r.consts.Release()
 	r.textures.Release()
 	r.meshes.Release()
+	r.belt.Release()
 }
