@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
 )
 
 // Mesh is the data of one mesh as Add and Modify take it. The allocator
@@ -292,7 +293,7 @@ func (a *Allocator) unplace(idx uint32, p *part) {
 	switch {
 	case p.slab != nil:
 		if err := p.slab.ar.Free(p.h); err != nil {
-			panic(fmt.Sprintf("mesh: free of a placed range failed: %v", err)) // bookkeeping broken: a bug
+			invariant.Broken("mesh", "free of a placed range failed: %v", err)
 		}
 	case p.own != nil:
 		a.ownBytes -= p.own.Size()
@@ -352,7 +353,7 @@ func (a *Allocator) slice(p *part) Slice {
 	case p.slab != nil:
 		off, err := p.slab.ar.Offset(p.h)
 		if err != nil {
-			panic(fmt.Sprintf("mesh: placed range not in its slab: %v", err)) // a bug
+			invariant.Broken("mesh", "placed range not in its slab: %v", err)
 		}
 		// Slabs hold at most 2^32-1 elements (see Options.shape), so
 		// neither Start nor End wraps.
@@ -386,7 +387,7 @@ func (a *Allocator) Moved() []Handle {
 func (a *Allocator) onMove(s *slab, m arena.Move) {
 	idx, k := ownerOf(m.Owner)
 	if idx >= uint32(len(a.recs)) || k > Indices || a.recs[idx].parts[k].slab != s || a.recs[idx].parts[k].h != m.Handle {
-		panic(fmt.Sprintf("mesh: a slab of %v moved a range no mesh holds (owner %#x)", s.layout, m.Owner)) // bookkeeping broken: a bug
+		invariant.Broken("mesh", "a slab of %v moved a range no mesh holds (owner %#x)", s.layout, m.Owner)
 	}
 	r := &a.recs[idx]
 	h := Handle{idx: idx, gen: r.gen}

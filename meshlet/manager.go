@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
 )
 
 // BatchHandle names one batch of a Manager for its whole life, wherever its
@@ -368,8 +369,4 @@ func (m *Manager) Release() {
 
 // assert panics when the manager's own bookkeeping is broken: a bug, never
 // bad input.
-func assert(ok bool, what string) {
-	if !ok {
-		panic("meshlet: internal error: " + what)
-	}
-}
+func assert(ok bool, what string) { invariant.Check(ok, "meshlet", what) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/mesh"
 )
 
@@ -443,7 +444,7 @@ func (w *meshWorkload) slabs() []slabBuffer {
 		name := fmt.Sprintf("meshes/%s slab %d", layoutName(v.layout), count[v.layout])
 		b, err := inspect.NewBuffer(name, "mesh slab", v.buf.Size(), v.regions)
 		if err != nil {
-			panic("demo: mesh ranges overlap: " + err.Error()) // the allocator's invariant broke
+			invariant.Broken("demo", "mesh ranges overlap: %v", err) // the allocator's invariant broke
 		}
 		b.ElemBytes = v.layout.ElemBytes // regions come in slots of 1, 2 or 4 elements
 		b.Usage = v.buf.Desc().Usage.String()

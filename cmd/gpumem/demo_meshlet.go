@@ -10,6 +10,7 @@ import (
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/meshlet"
 	"github.com/gpumem/gpumem/offset"
 )
@@ -224,7 +225,7 @@ func (w *meshletWorkload) buffers() []inspect.Buffer {
 	db, err1 := inspect.NewBuffer("meshlets/data", "meshlet", 4*uint64(st.Data.CapacityElems), data)
 	rb, err2 := inspect.NewBuffer("meshlets/rows", "meshlet", rw*uint64(st.Rows.CapacityElems), rows)
 	if err := errors.Join(err1, err2); err != nil {
-		panic("demo: meshlet placements overlap: " + err.Error()) // the manager's invariant broke
+		invariant.Broken("demo", "meshlet placements overlap: %v", err) // the manager's invariant broke
 	}
 	db.ElemBytes, rb.ElemBytes = 4, uint32(rw)
 	if dbuf, rbuf := w.m.Buffers(); dbuf != nil && rbuf != nil {

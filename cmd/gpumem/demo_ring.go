@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/ring"
 )
 
@@ -212,7 +213,7 @@ func (w *constantsWorkload) buffers() []inspect.Buffer {
 	}
 	b, err := inspect.NewBuffer("ring/constants", "ring", buf.Size(), regions)
 	if err != nil {
-		panic("demo: ring blocks overlap: " + err.Error()) // the ring's invariant broke
+		invariant.Broken("demo", "ring blocks overlap: %v", err) // the ring's invariant broke
 	}
 	b.Usage = buf.Desc().Usage.String()
 	return []inspect.Buffer{b}

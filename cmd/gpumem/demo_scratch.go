@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/ring"
 )
 
@@ -94,7 +95,7 @@ func (w *scratchWorkload) buffers() []inspect.Buffer {
 		var buf device.Buffer
 		for _, b := range f.blocks {
 			if buf != nil && b.s.Buffer != buf {
-				panic("demo: a scratch frame chained a block") // see scratchZoneMax
+				invariant.Broken("demo", "a scratch frame chained a block") // see scratchZoneMax
 			}
 			buf = b.s.Buffer
 			regions = append(regions, inspect.Region{Offset: b.s.Offset, Size: (b.s.Size + 3) &^ 3, Used: b.s.Size,
@@ -105,7 +106,7 @@ func (w *scratchWorkload) buffers() []inspect.Buffer {
 		}
 		b, err := inspect.NewBuffer(fmt.Sprintf("ring/scratch block of frame %d", f.n), "ring arena", buf.Size(), regions)
 		if err != nil {
-			panic("demo: scratch ranges overlap: " + err.Error()) // the arena's invariant broke
+			invariant.Broken("demo", "scratch ranges overlap: %v", err) // the arena's invariant broke
 		}
 		b.Usage = buf.Desc().Usage.String()
 		bufs = append(bufs, b)

@@ -8,6 +8,7 @@ import (
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/internal/invariant"
 )
 
 // The textures workload registers each zone's textures in the bindless
@@ -164,7 +165,7 @@ func (w *textureWorkload) buffers() []inspect.Buffer {
 		b, err := inspect.NewBuffer(fmt.Sprintf("textures/page %d: %dx%d %v", i, d.Width, d.Height, d.Format),
 			"bindless page", uint64(d.Layers)*d.LayerBytes(), regions[i])
 		if err != nil {
-			panic("demo: texture layers overlap: " + err.Error()) // the registry's invariant broke
+			invariant.Broken("demo", "texture layers overlap: %v", err) // the registry's invariant broke
 		}
 		b.ElemBytes, b.Layers = uint32(d.LayerBytes()), d.Layers
 		b.Usage = d.Usage.String()
