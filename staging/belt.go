@@ -44,7 +44,8 @@ type chunk struct {
 	fence uint64
 }
 
-// Belt is an upload staging belt. Create one with New.
+// Belt is an upload staging belt. Create one with New. It is not safe
+// for concurrent use.
 type Belt struct {
 	dev       device.Device
 	opts      Options

@@ -51,7 +51,8 @@ type Op struct {
 // Reader reads the operations of a trace one at a time and checks them as
 // it goes (see the package documentation for what is an error). It keeps a
 // map of the live ids, so its memory grows with the most allocations live
-// at once, not with the length of the trace.
+// at once, not with the length of the trace. A Reader is not safe for
+// concurrent use.
 type Reader struct {
 	name     string
 	sc       *bufio.Scanner

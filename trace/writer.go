@@ -15,7 +15,8 @@ const Header = "# gpumem-trace v1"
 // Writer writes a trace in format v1. It does not check what it is given
 // (Recorder produces valid traces; a hand-written sequence is checked when
 // read back). Errors are sticky: after the first write error every method
-// returns it, and Flush and Close report it.
+// returns it, and Flush and Close report it. A Writer is not safe for
+// concurrent use.
 type Writer struct {
 	bw  *bufio.Writer
 	gz  *gzip.Writer // non-nil when Create compresses

@@ -2,7 +2,8 @@ package host
 
 import "github.com/gpumem/gpumem/device"
 
-// Buffer is a host device's buffer: desc.Size bytes of Go memory.
+// Buffer is a host device's buffer: desc.Size bytes of Go memory. Like
+// its device, it is not safe for concurrent use.
 //
 // Invariant: data is nil exactly when the buffer is released, and then the
 // buffer is not in its device's set of live buffers.

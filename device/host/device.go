@@ -14,6 +14,9 @@ import (
 // Invariants: every *Buffer and *Texture in buffers and textures is alive
 // (not released) and belongs to this device; stats.Bytes is the sum of their
 // sizes; once released is true, both sets are empty.
+//
+// A Device and its buffers and textures are not safe for concurrent use:
+// the caller serializes every call, as on every backend.
 type Device struct {
 	limits   device.Limits
 	opts     Options

@@ -12,6 +12,8 @@ import (
 // Invariants: data is nil exactly when the texture is released;
 // len(data) == layerBytes*desc.Layers*desc.Samples; mipOffset[m] is the
 // offset of mip m within a layer.
+//
+// Like its device, a Texture is not safe for concurrent use.
 type Texture struct {
 	dev        *Device
 	desc       device.TextureDesc

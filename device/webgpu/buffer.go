@@ -9,7 +9,8 @@ import (
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
-// Buffer is a device.Buffer on a WebGPU device.
+// Buffer is a device.Buffer on a WebGPU device. Like its device, it is
+// not safe for concurrent use.
 type Buffer struct {
 	dev  *Device
 	desc device.BufferDesc

@@ -11,7 +11,7 @@ import (
 )
 
 // Texture is a device.Texture on a WebGPU device: a 2D texture whose depth
-// is its layer count.
+// is its layer count. Like its device, it is not safe for concurrent use.
 type Texture struct {
 	dev  *Device
 	desc device.TextureDesc
