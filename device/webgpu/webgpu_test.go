@@ -110,3 +110,44 @@ func TestConformanceWrapped(t *testing.T) {
 		return d
 	})
 }
+
+// Wrap refuses what it cannot use, and two gpumem devices on one caller's
+// device work side by side, each refusing the other's buffers.
+func TestWrapErrors(t *testing.T) {
+	if _, err := webgpu.Wrap(nil); !errors.Is(err, device.ErrInvalidObject) {
+		t.Errorf("Wrap(nil): %v, want ErrInvalidObject", err)
+	}
+	raw := testdevice.Raw(t)
+	if _, err := webgpu.WrapOptions(raw, webgpu.Options{Backend: "vulkan"}); !errors.Is(err, device.ErrInvalidDescriptor) {
+		t.Errorf("WrapOptions with a backend: %v, want ErrInvalidDescriptor", err)
+	}
+	a, err := webgpu.Wrap(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	b, err := webgpu.Wrap(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if got := a.Info().Name; got != "the caller's device" {
+		t.Errorf("Info of a wrapped device: %q", got)
+	}
+	bufA, err := a.CreateBuffer(device.BufferDesc{Size: 64, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteBuffer(bufA, 0, make([]byte, 4)); !errors.Is(err, device.ErrInvalidObject) {
+		t.Errorf("a buffer of another wrap: %v, want ErrInvalidObject", err)
+	}
+	want := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	if err := a.WriteBuffer(bufA, 8, want); err != nil {
+		t.Fatal(err)
+	}
+	b.Release() // leaves a, and the caller's device, working
+	got := make([]byte, 8)
+	if err := a.ReadBuffer(bufA, 8, got); err != nil || string(got) != string(want) {
+		t.Errorf("read after the other wrap's Release: %v, %v", got, err)
+	}
+}
