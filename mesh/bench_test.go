@@ -175,17 +175,7 @@ func BenchmarkStage10k(b *testing.B) {
 		b.SetBytes(meshBytes(ms))
 		b.ReportAllocs()
 		for b.Loop() {
-			for i, m := range ms {
-				if err := a.Remove(hs[i]); err != nil {
-					b.Fatal(err)
-				}
-				if hs[i], err = a.Add(m); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := a.Flush(); err != nil {
-				b.Fatal(err)
-			}
+			replaceAll(b, a, hs, ms)
 		}
 		st := a.Stats()
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/mesh")
@@ -307,4 +297,23 @@ func BenchmarkSteadyFrame(b *testing.B) {
 		b.ReportMetric(float64(o.bytes), "bytes")
 		b.ReportMetric(0, "slack-bytes")
 	})
+}
+
+// replaceAll removes every mesh of hs, adds ms in their place (hs gets the
+// new handles) and flushes: one frame that replaces all of an allocator's
+// meshes.
+func replaceAll(b *testing.B, a *mesh.Allocator, hs []mesh.Handle, ms []mesh.Mesh) {
+	b.Helper()
+	for i, m := range ms {
+		if err := a.Remove(hs[i]); err != nil {
+			b.Fatal(err)
+		}
+		var err error
+		if hs[i], err = a.Add(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := a.Flush(); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -75,17 +75,7 @@ func BenchmarkFlushUpload(b *testing.B) {
 				b.ResetTimer()
 				for range b.N {
 					t0 := time.Now()
-					for i, m := range ms {
-						if err := a.Remove(hs[i]); err != nil {
-							b.Fatal(err)
-						}
-						if hs[i], err = a.Add(m); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if err := a.Flush(); err != nil {
-						b.Fatal(err)
-					}
+					replaceAll(b, a, hs, ms)
 					endFrame()
 					t1 := time.Now()
 					for off := uint64(0); off < base.Size(); off += uint64(len(chunk)) {
