@@ -9,6 +9,7 @@ import (
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // bigArena returns an arena of n allocations with every third freed.
@@ -36,10 +37,10 @@ func BenchmarkFromArena(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			a := bigArena(b, n)
-			owner := func(arena.Handle) inspect.Owner { return inspect.Owner{Kind: "vertex"} }
+			owner := func(arena.Region) memory.Owner { return memory.Owner{Kind: "vertex"} }
 			b.ReportAllocs()
 			for b.Loop() {
-				inspect.FromArena("a", a, owner)
+				memory.FromArena("a", a, owner)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/allocation")
 		})
@@ -48,7 +49,7 @@ func BenchmarkFromArena(b *testing.B) {
 
 func BenchmarkRender(b *testing.B) {
 	a := bigArena(b, 10000)
-	d := inspect.New("host", "bench", inspect.FromArena("a", a, nil))
+	d := inspect.New("host", "bench", memory.FromArena("a", a, nil))
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, *inspect.Dump) error

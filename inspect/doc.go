@@ -4,15 +4,21 @@
 //
 // # Basics
 //
+// Snapshot takes a Dump of any set of managers in one call: every gpumem
+// manager is a memory.Holder that shows its buffers read-only (package
+// memory), so a program's memory map is
+//
+//	d := inspect.Snapshot("my device", "frame 300", meshes, meshlets, textures, constants)
+//	inspect.WriteHTML(f, &d)
+//
 // A Dump is a value: the whole picture at one moment. Each Buffer in it is
 // one device buffer (an arena, a slab, a page of textures), given as the
 // Regions that tile it in address order: allocations, with their owner's
-// kind and name, and free regions. Build a Buffer with FromArena (an
-// *arena.Arena and a function naming the owner of each handle),
-// FromAllocator (a raw *offset.Allocator), or NewBuffer, from the used
-// regions alone, for a manager that keeps its own records (the gaps become
-// free regions). Add buffers to a Dump, then Finish it to sum the totals.
-//
+// kind and name, and free regions. Rename gives allocations the program's
+// own names (managers name them by handle or source id); MarkMoved marks
+// what moved since an earlier snapshot (striped on the maps). New makes a
+// Dump of buffers built by hand (memory.NewBuffer, memory.FromArena).
+
 // WriteSVG, WriteHTML and WritePNG draw a dump's memory map: a bar per
 // buffer, or for a texture array (Buffer.Layers) a grid of its layers.
 // MapSVG and StatsTable give the pieces for a page of one's own (gpumem

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/gpumem/gpumem/memory"
 )
 
 // Version is the dump schema version this package writes and reads.
@@ -32,151 +34,24 @@ func New(device, label string, buffers ...Buffer) Dump {
 	if buffers == nil {
 		buffers = []Buffer{}
 	}
-	return Dump{Version: Version, Device: device, Label: label, Buffers: buffers, Totals: Totals(buffers)}
+	return Dump{Version: Version, Device: device, Label: label, Buffers: buffers, Totals: memory.Totals(buffers)}
 }
 
-// Buffer is one device buffer: its regions tile [0, CapacityBytes) in
-// address order.
-type Buffer struct {
-	Name          string `json:"name"`
-	Kind          string `json:"kind"`
-	ElemBytes     uint32 `json:"elem_bytes,omitempty"`
-	CapacityBytes uint64 `json:"capacity_bytes"`
-	// Usage is the device buffer's usage flags in words
-	// ("Vertex|CopySrc|CopyDst"; device.Usage's String), when known.
-	Usage string `json:"usage,omitempty"`
-	// Layers, when set, says the buffer is a texture array of Layers
-	// layers of ElemBytes bytes each (CapacityBytes = Layers*ElemBytes):
-	// the maps draw it as a grid of layers, not as a bar.
-	Layers  uint32   `json:"layers,omitempty"`
-	Regions []Region `json:"regions"`
-	Stats   Stats    `json:"stats"`
-}
-
-// Region is a stretch of a buffer, in bytes: an allocation or a free
-// region. Size-Used of an allocation is bin-rounding slack.
-type Region struct {
-	Offset uint64 `json:"offset"`
-	Size   uint64 `json:"size"`
-	Used   uint64 `json:"used,omitempty"`
-	State  State  `json:"state"`
-	Kind   string `json:"kind,omitempty"`
-	Name   string `json:"name,omitempty"`
-}
-
-// Live reports whether the region is an allocation (used or moving).
-func (r Region) Live() bool { return r.State == StateUsed || r.State == StateMoving }
-
-// State is a region's state.
-type State string
+// Buffer, Region, State and Stats are package memory's: the vocabulary
+// every manager shows its memory in is the dump's.
+type (
+	Buffer = memory.Buffer
+	Region = memory.Region
+	State  = memory.State
+	Stats  = memory.Stats
+)
 
 // The states of a region.
 const (
-	StateUsed   State = "used"   // a live allocation
-	StateMoving State = "moving" // a live allocation whose bytes are being moved
-	StateFree   State = "free"   // free space
+	StateUsed   = memory.StateUsed
+	StateMoving = memory.StateMoving
+	StateFree   = memory.StateFree
 )
-
-// Stats is a snapshot of one buffer's use, or of many added up. Bytes are
-// bytes. See the package documentation for the JSON keys.
-type Stats struct {
-	Buffers          int     `json:"buffers"`
-	CapacityBytes    uint64  `json:"capacity_bytes"`
-	ReservedBytes    uint64  `json:"reserved_bytes"`
-	OccupiedBytes    uint64  `json:"occupied_bytes"`
-	SlackBytes       uint64  `json:"slack_bytes"`
-	FreeBytes        uint64  `json:"free_bytes"`
-	LargestFreeBytes uint64  `json:"largest_free_bytes"`
-	Allocations      int     `json:"allocations"`
-	Moving           int     `json:"moving"`
-	FreeRegions      int     `json:"free_regions"`
-	Fragmentation    float64 `json:"fragmentation"`
-
-	// The dump's frame, from managers that count it: the moves recorded
-	// during the frame the dump is of and the bytes they moved. Every
-	// allocation moved during the frame is "moving" (Moving counts them);
-	// one moved twice counts twice in FrameMoves.
-	FrameMoves      uint64 `json:"frame_moves,omitempty"`
-	FrameBytesMoved uint64 `json:"frame_bytes_moved,omitempty"`
-
-	// History since the manager started, from managers that count it
-	// (History says so: a zero then means none, not unknown).
-	History         bool   `json:"history,omitempty"`
-	Growths         uint64 `json:"growths,omitempty"`
-	Moves           uint64 `json:"moves,omitempty"`
-	BytesMoved      uint64 `json:"bytes_moved,omitempty"`
-	BytesCopied     uint64 `json:"bytes_copied,omitempty"`
-	SweepsCompleted uint64 `json:"sweeps_completed,omitempty"`
-	FullCompactions uint64 `json:"full_compactions,omitempty"`
-}
-
-// Totals adds up the buffers' stats. Its LargestFreeBytes is the largest
-// of the buffers'; its Fragmentation is 1 - (the sum of the buffers'
-// largest free regions) / FreeBytes. O(len(buffers)).
-func Totals(buffers []Buffer) Stats {
-	var t Stats
-	var largest uint64
-	for i := range buffers {
-		s := &buffers[i].Stats
-		t.Buffers++
-		t.CapacityBytes += s.CapacityBytes
-		t.ReservedBytes += s.ReservedBytes
-		t.OccupiedBytes += s.OccupiedBytes
-		t.SlackBytes += s.SlackBytes
-		t.FreeBytes += s.FreeBytes
-		t.LargestFreeBytes = max(t.LargestFreeBytes, s.LargestFreeBytes)
-		largest += s.LargestFreeBytes
-		t.Allocations += s.Allocations
-		t.Moving += s.Moving
-		t.FreeRegions += s.FreeRegions
-		t.FrameMoves += s.FrameMoves
-		t.FrameBytesMoved += s.FrameBytesMoved
-		t.History = t.History || s.History
-		t.Growths += s.Growths
-		t.Moves += s.Moves
-		t.BytesMoved += s.BytesMoved
-		t.BytesCopied += s.BytesCopied
-		t.SweepsCompleted += s.SweepsCompleted
-		t.FullCompactions += s.FullCompactions
-	}
-	t.Fragmentation = fragmentation(largest, t.FreeBytes)
-	return t
-}
-
-func fragmentation(largest, free uint64) float64 {
-	if free == 0 || largest >= free {
-		return 0
-	}
-	return 1 - float64(largest)/float64(free)
-}
-
-// measure sets the stats b's regions determine, keeping the history
-// counters. O(len(b.Regions)).
-func (b *Buffer) measure() {
-	h := b.Stats
-	s := Stats{Buffers: 1, CapacityBytes: b.CapacityBytes,
-		FrameMoves: h.FrameMoves, FrameBytesMoved: h.FrameBytesMoved, History: h.History,
-		Growths: h.Growths, Moves: h.Moves, BytesMoved: h.BytesMoved, BytesCopied: h.BytesCopied,
-		SweepsCompleted: h.SweepsCompleted, FullCompactions: h.FullCompactions}
-	for _, r := range b.Regions {
-		switch r.State {
-		case StateFree:
-			s.FreeBytes += r.Size
-			s.FreeRegions++
-			s.LargestFreeBytes = max(s.LargestFreeBytes, r.Size)
-		case StateMoving:
-			s.Moving++
-			fallthrough
-		default:
-			s.Allocations++
-			s.ReservedBytes += r.Size
-			s.OccupiedBytes += r.Used
-		}
-	}
-	s.SlackBytes = s.ReservedBytes - s.OccupiedBytes
-	s.Fragmentation = fragmentation(s.LargestFreeBytes, s.FreeBytes)
-	b.Stats = s
-}
 
 // Check reports whether d is well formed: the version is Version, at most
 // MaxBuffers buffers and MaxRegions regions, every buffer's regions tile
@@ -196,38 +71,9 @@ func (d *Dump) Check() error {
 		if n += len(b.Regions); n > MaxRegions {
 			return fmt.Errorf("%w: more than %d regions", ErrInvalidDump, MaxRegions)
 		}
-		if err := b.check(); err != nil {
+		if err := b.Check(); err != nil {
 			return fmt.Errorf("%w: buffer %d (%q): %v", ErrInvalidDump, i, b.Name, err)
 		}
-	}
-	return nil
-}
-
-func (b *Buffer) check() error {
-	if b.CapacityBytes == 0 {
-		return fmt.Errorf("capacity_bytes is 0")
-	}
-	if b.Layers != 0 && (b.ElemBytes == 0 || uint64(b.Layers)*uint64(b.ElemBytes) != b.CapacityBytes) {
-		return fmt.Errorf("%d layers of %d bytes, capacity %d", b.Layers, b.ElemBytes, b.CapacityBytes)
-	}
-	var end uint64
-	for j, r := range b.Regions {
-		switch {
-		case r.Offset != end:
-			return fmt.Errorf("region %d at offset %d, want %d (regions tile the buffer in order)", j, r.Offset, end)
-		case r.Size == 0:
-			return fmt.Errorf("region %d has size 0", j)
-		case r.Size > b.CapacityBytes-end:
-			return fmt.Errorf("region %d ends at %d, past the capacity %d", j, r.Offset+r.Size, b.CapacityBytes)
-		case r.State != StateUsed && r.State != StateMoving && r.State != StateFree:
-			return fmt.Errorf("region %d: unknown state %q", j, r.State)
-		case r.Used > r.Size:
-			return fmt.Errorf("region %d uses %d bytes of %d", j, r.Used, r.Size)
-		}
-		end += r.Size
-	}
-	if end != b.CapacityBytes {
-		return fmt.Errorf("regions end at %d, capacity is %d", end, b.CapacityBytes)
 	}
 	return nil
 }

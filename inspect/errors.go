@@ -11,7 +11,4 @@ var (
 	// their buffer, unknown states, used above size, too many buffers or
 	// regions to draw.
 	ErrInvalidDump = errors.New("inspect: invalid dump")
-	// ErrInvalidRegion is returned by NewBuffer for used regions that
-	// overlap, are empty, or pass the capacity.
-	ErrInvalidRegion = errors.New("inspect: invalid region")
 )

@@ -5,12 +5,13 @@ import (
 	"os"
 
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // A manager that keeps its own records contributes a buffer from its live
 // regions; the gaps become free regions, and the dump adds up the totals.
 func Example() {
-	b, err := inspect.NewBuffer("meshes/index", "arena", 4096, []inspect.Region{
+	b, err := memory.NewBuffer("meshes/index", "arena", 4096, []inspect.Region{
 		{Offset: 0, Size: 1024, Used: 960, Kind: "index", Name: "zone1/mesh0"},
 		{Offset: 2048, Size: 512, Kind: "index", Name: "zone1/mesh1", State: inspect.StateMoving},
 	})

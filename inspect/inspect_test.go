@@ -16,6 +16,7 @@ import (
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/offset"
 )
 
@@ -44,11 +45,14 @@ func sample(t testing.TB) inspect.Dump {
 			t.Fatal(err)
 		}
 	}
-	owner := func(h arena.Handle) inspect.Owner {
-		n := names[h]
-		return inspect.Owner{Kind: "vertex", Name: n, Moving: n == "mesh7"}
+	owner := func(r arena.Region) memory.Owner { return memory.Owner{Kind: "vertex", Name: names[r.Handle]} }
+	vb := memory.FromArena("meshes/vertex", a, owner)
+	for i := range vb.Regions {
+		if vb.Regions[i].Name == "mesh7" {
+			vb.Regions[i].State = inspect.StateMoving
+		}
 	}
-	vb := inspect.FromArena("meshes/vertex", a, owner)
+	vb.Measure()
 
 	o, err := offset.New(1<<16, 1024)
 	if err != nil {
@@ -63,11 +67,11 @@ func sample(t testing.TB) inspect.Dump {
 			o.Free(h)
 		}
 	}
-	ob := inspect.FromAllocator("constants", o, 4, func(r offset.Region) inspect.Owner {
-		return inspect.Owner{Kind: "ring", Name: fmt.Sprintf("frame@%d", r.Offset)}
+	ob := memory.FromAllocator("constants", o, 4, func(r offset.Region) memory.Owner {
+		return memory.Owner{Kind: "ring", Name: fmt.Sprintf("frame@%d", r.Offset)}
 	})
 
-	mb, err := inspect.NewBuffer("meshlets/data", "meshlet", 1<<20, []inspect.Region{
+	mb, err := memory.NewBuffer("meshlets/data", "meshlet", 1<<20, []inspect.Region{
 		{Offset: 300 << 10, Size: 200 << 10, Used: 180 << 10, Kind: "meshlet-data", Name: "zone1/batch2"},
 		{Offset: 0, Size: 100 << 10, Kind: "meshlet-data", Name: "zone1/batch1"},
 		{Offset: 600 << 10, Size: 64 << 10, Kind: "index", Name: "zone2/mesh1", State: inspect.StateMoving},
@@ -77,7 +81,7 @@ func sample(t testing.TB) inspect.Dump {
 	}
 	mb = mb.WithFrame(1, 64<<10)
 	mb.Usage = "Storage|CopySrc|CopyDst"
-	tb, err := inspect.NewBuffer("textures/page 0", "bindless page", 12*4096, []inspect.Region{
+	tb, err := memory.NewBuffer("textures/page 0", "bindless page", 12*4096, []inspect.Region{
 		{Offset: 0, Size: 4096, Kind: "texture", Name: "white"},
 		{Offset: 5 * 4096, Size: 4096, Kind: "texture", Name: "zone1/albedo", State: inspect.StateMoving},
 		{Offset: 6 * 4096, Size: 4096, Kind: "texture", Name: "zone1/normal"},
@@ -167,7 +171,7 @@ func TestNewBufferRejects(t *testing.T) {
 		{{Offset: 0, Size: 8, State: inspect.StateFree}},
 		{{Offset: 0, Size: 8, Used: 9}},
 	} {
-		if _, err := inspect.NewBuffer("b", "k", 64, regs); !errors.Is(err, inspect.ErrInvalidRegion) {
+		if _, err := memory.NewBuffer("b", "k", 64, regs); !errors.Is(err, memory.ErrInvalidRegion) {
 			t.Errorf("%+v: error %v, want ErrInvalidRegion", regs, err)
 		}
 	}

@@ -1,0 +1,44 @@
+// Package memory is how every gpumem manager shows the device memory it
+// holds, read-only: its buffers, the regions in them with their owners, and
+// statistics, as plain values in one vocabulary.
+//
+// # Basics
+//
+// A Holder is anything that holds device memory and can show it: Memory
+// returns a snapshot, one Buffer per device buffer (or texture array) it
+// holds. Every manager is a Holder: mesh.Allocator (its slabs and the
+// buffers of their own), meshlet.Manager (its two arenas),
+// bindless.Registry (its texture pages), ring.Buffer and ring.Frame (the
+// frames in flight), pool.Pool (its buffers, leased or idle); an
+// arena.Arena becomes one through Arena. Package inspect turns any set of
+// holders into a dump in one call (inspect.Snapshot), draws its memory
+// maps and writes it as JSON.
+//
+// A Buffer's Regions tile [0, CapacityBytes) in address order: live
+// allocations, each with its owner's Kind (what the bytes are: "vertex",
+// "index", "meshlet-data", "texture", "ring", ...) and Name (who holds
+// them: a handle, a source id), and free regions. Its Stats sum the
+// regions and carry the history the manager counts (growths, moves,
+// bytes moved and copied).
+//
+// Units: every offset and size is in bytes. An allocation's Size is what
+// its allocator holds for it; Used is what its owner asked for; Size-Used
+// is rounding slack (bins, slots, alignment).
+//
+// # Building a Buffer
+//
+// FromArena converts an arena's regions and statistics, naming each
+// allocation from its arena.Region (its owner tag); FromAllocator does the
+// same for a raw offset.Allocator; NewBuffer builds one from the live
+// regions of a manager that keeps its own records (the gaps become free
+// regions). Each measures the Stats from the regions; WithHistory and
+// WithFrame add what only the manager knows.
+//
+// # Caveats
+//
+// A snapshot is a copy: it does not change when the manager does, and it
+// holds no device object. Taking one costs O(regions) and allocates them.
+// Nothing in the package keeps state; its functions are safe for
+// concurrent use on distinct values (a Holder's Memory is as safe as its
+// manager: not concurrently with the manager's other calls).
+package memory
