@@ -1,0 +1,75 @@
+package mesh
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/memory"
+)
+
+// Memory returns the allocator's buffers as they are now, read-only (a
+// memory.Holder): each slab, in creation order, named by its layout and
+// creation number ("slab of 12-byte vertices #3", after Options.Label),
+// of kind "mesh slab", with a region per placed array of kind "vertex" or
+// "index" named by its mesh's Handle ("handle 3.1"), whole slots (Used is
+// the array's bytes, Size its slots'), and the slab's arena history; then
+// each buffer of its own (kind "mesh buffer"), in handle order. Staged
+// arrays are in no buffer. O(placed arrays + meshes); it allocates the
+// snapshot.
+func (a *Allocator) Memory() []memory.Buffer {
+	if a.released {
+		return nil
+	}
+	bufs := make([]memory.Buffer, 0, len(a.slabs)+a.own)
+	for _, sl := range a.slabs {
+		sb := uint64(sl.layout.SlotBytes())
+		st := sl.ar.Stats()
+		b := memory.Buffer{Name: a.set.label(fmt.Sprintf("slab of %v #%d", sl.layout, sl.seq)), Kind: "mesh slab",
+			ElemBytes: sl.layout.ElemBytes, CapacityBytes: uint64(st.CapacityElems) * sb,
+			Usage: sl.ar.Buffer().Desc().Usage.String(), Stats: memory.ArenaHistory(st),
+			Regions: make([]memory.Region, 0, 2*st.Allocations+1)}
+		for r := range sl.ar.Regions() {
+			reg := memory.Region{Offset: uint64(r.Offset) * sb, Size: uint64(r.Size) * sb, State: memory.StateFree}
+			if r.Used() {
+				idx, k := ownerOf(r.Owner)
+				rec := &a.recs[idx]
+				reg.State, reg.Kind, reg.Name = memory.StateUsed, regionKind(k), Handle{idx, rec.gen}.String()
+				reg.Used = uint64(rec.parts[k].elems) * uint64(sl.layout.ElemBytes)
+			}
+			b.Regions = append(b.Regions, reg)
+		}
+		b.Measure()
+		bufs = append(bufs, b)
+	}
+	for idx := range a.recs {
+		rec := &a.recs[idx]
+		if !rec.live {
+			continue
+		}
+		for k := range rec.parts {
+			p := &rec.parts[k]
+			if p.own == nil {
+				continue
+			}
+			h := Handle{uint32(idx), rec.gen}
+			used := uint64(p.elems) * uint64(p.layout.ElemBytes)
+			b, err := memory.NewBuffer(a.set.label(fmt.Sprintf("%v of %v", p.layout, h)), "mesh buffer", p.own.Size(),
+				[]memory.Region{{Size: min((used+3)&^3, p.own.Size()), Used: used, Kind: regionKind(Kind(k)), Name: h.String()}})
+			if err != nil {
+				continue // an array larger than its own buffer: check reports it
+			}
+			b.ElemBytes, b.Usage = p.layout.ElemBytes, p.own.Desc().Usage.String()
+			bufs = append(bufs, b)
+		}
+	}
+	return bufs
+}
+
+// regionKind is the memory region kind of a mesh's k array.
+func regionKind(k Kind) string {
+	if k == Indices {
+		return "index"
+	}
+	return "vertex"
+}
+
+var _ memory.Holder = (*Allocator)(nil)
