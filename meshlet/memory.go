@@ -1,0 +1,34 @@
+package meshlet
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/memory"
+)
+
+// String returns the handle as "batch id.generation".
+func (h BatchHandle) String() string { return fmt.Sprintf("batch %d.%d", h.id, h.gen) }
+
+// Memory returns the manager's two arenas as they are now, read-only (a
+// memory.Holder): the data arena (Options.Data.Label, kind "meshlet",
+// regions of kind "meshlet-data") and the rows arena (regions of kind
+// "meshlet-rows"), each allocation named by its batch's handle ("batch
+// 3.1"), with the arenas' history. O(batches); it allocates the snapshot.
+func (m *Manager) Memory() []memory.Buffer {
+	if m.gone {
+		return nil
+	}
+	owner := func(kind string) func(arena.Region) memory.Owner {
+		return func(r arena.Region) memory.Owner {
+			id := uint32(r.Owner)
+			return memory.Owner{Kind: kind, Name: BatchHandle{id, m.batches[id].gen}.String()}
+		}
+	}
+	data := memory.FromArena(m.opts.Data.Label, m.data, owner("meshlet-data"))
+	rows := memory.FromArena(m.opts.Rows.Label, m.rows, owner("meshlet-rows"))
+	data.Kind, rows.Kind = "meshlet", "meshlet"
+	return []memory.Buffer{data, rows}
+}
+
+var _ memory.Holder = (*Manager)(nil)
