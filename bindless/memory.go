@@ -1,0 +1,54 @@
+package bindless
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
+)
+
+// builtinNames name the default textures in Memory, as r.builtin orders
+// them.
+var builtinNames = [3]string{"white (default)", "black (default)", "flat normal (default)"}
+
+// Memory returns the registry's pages as they are now, read-only (a
+// memory.Holder), in binding order: each page a texture array (kind
+// "bindless page", Layers layers of ElemBytes bytes, named by its label),
+// with a region of kind "texture" per layer in use, named by its source
+// id (fmt's %v) or, for a default texture, "white (default)" and so on.
+// Free layers are free regions. O(layers); it allocates the snapshot.
+func (r *Registry[K]) Memory() []memory.Buffer {
+	if r.released {
+		return nil
+	}
+	bufs := make([]memory.Buffer, 0, len(r.pages))
+	for i, p := range r.pages {
+		d := p.tex.Desc()
+		lb := d.LayerBytes()
+		var used []memory.Region
+		for l, s := range p.state {
+			var name string
+			switch s {
+			case layerRegistered:
+				name = fmt.Sprint(p.owner[l])
+			case layerBuiltin:
+				h := Handle(uint32(i)<<16 | uint32(l))
+				for k, b := range r.builtin {
+					if b == h {
+						name = builtinNames[k]
+					}
+				}
+			default:
+				continue
+			}
+			used = append(used, memory.Region{Offset: uint64(l) * lb, Size: lb, Kind: "texture", Name: name})
+		}
+		b, err := memory.NewBuffer(d.Label, "bindless page", uint64(d.Layers)*lb, used)
+		if err != nil {
+			invariant.Broken("bindless", "page %d's layers: %v", i, err)
+		}
+		b.ElemBytes, b.Layers, b.Usage = uint32(lb), d.Layers, d.Usage.String()
+		bufs = append(bufs, b)
+	}
+	return bufs
+}
