@@ -19,6 +19,9 @@ func (q *queue[T]) len() int { return q.n }
 // front returns the oldest item; q is not empty.
 func (q *queue[T]) front() *T { return &q.items[q.first] }
 
+// at returns the i-th oldest item; i < q.len().
+func (q *queue[T]) at(i int) *T { return &q.items[(q.first+i)&(len(q.items)-1)] }
+
 func (q *queue[T]) push(v T) {
 	if q.n == len(q.items) {
 		grown := make([]T, max(8, 2*len(q.items)))

@@ -59,7 +59,8 @@ type FrameStats struct {
 
 type block struct {
 	buf   device.Buffer
-	fence uint64
+	fence uint64 // the fence of its frame, once ended
+	used  uint64 // bytes its frame handed out of it, rounding included
 }
 
 // Frame is a linear per-frame allocator for vertex and index scratch.
@@ -76,7 +77,7 @@ type Frame struct {
 	target    uint64
 	cur       device.Buffer // the open frame's block; nil before its first Allocate
 	used      uint64
-	full      []device.Buffer
+	full      []block // the open frame's earlier blocks, fence not set yet
 	frameNeed uint64 // bytes the open frame asked for, over all its blocks
 	inflight  queue[block]
 	free      []device.Buffer
@@ -197,7 +198,7 @@ func (a *Frame) takeBlock(n uint64) error {
 		a.blocks++
 	}
 	if chain {
-		a.full = append(a.full, a.cur)
+		a.full = append(a.full, block{buf: a.cur, used: a.used})
 		a.stats.Chains++
 	}
 	a.cur = buf
@@ -238,12 +239,13 @@ func (a *Frame) EndFrame(fence uint64) error {
 		return fmt.Errorf("ring: Frame.EndFrame with fence %d after %d: %w", fence, a.lastFence, ErrInvalidFence)
 	}
 	for i, b := range a.full {
-		a.inflight.push(block{b, fence})
-		a.full[i] = nil
+		b.fence = fence
+		a.inflight.push(b)
+		a.full[i] = block{}
 	}
 	a.full = a.full[:0]
 	if a.cur != nil {
-		a.inflight.push(block{a.cur, fence})
+		a.inflight.push(block{a.cur, fence, a.used})
 		a.cur, a.used = nil, 0
 	}
 	if a.opts.Grow && a.frameNeed > a.target {
@@ -294,7 +296,7 @@ func (a *Frame) Release() {
 		a.cur = nil
 	}
 	for _, b := range a.full {
-		b.Release()
+		b.buf.Release()
 	}
 	for _, b := range a.free {
 		b.Release()

@@ -1,0 +1,110 @@
+package ring
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
+)
+
+// Memory returns the ring as it is now, read-only (a memory.Holder): its
+// buffer (kind "ring", named by BufferOptions.Label) with a region of kind
+// "ring" per frame in flight, oldest first ("frame (fence 12)"), and the
+// open frame's ("open frame"), each from where the frame before it ended
+// to where it ends, skips and alignment included (a frame that wraps is
+// two regions); then each buffer the ring grew out of that waits for its
+// frames' fence (kind "ring", "(retired)" after the label), whole. Frames
+// the GPU finished count until the ring next polls the device (Allocate,
+// EndFrame). Growths are its history. O(frames in flight); it allocates
+// the snapshot.
+func (b *Buffer) Memory() []memory.Buffer {
+	if b.buf == nil {
+		return nil
+	}
+	var used []memory.Region
+	add := func(from, to uint64, name string) {
+		for from < to { // positions; at most size bytes apart
+			off := from % b.size
+			n := min(to-from, b.size-off)
+			used = append(used, memory.Region{Offset: off, Size: n, Kind: "ring", Name: name})
+			from += n
+		}
+	}
+	start := b.tail
+	for i := range b.frames.len() {
+		f := b.frames.at(i)
+		add(start, f.end, fmt.Sprintf("frame (fence %d)", f.fence))
+		start = f.end
+	}
+	add(b.frameStart, b.head, "open frame")
+	cur, err := memory.NewBuffer(b.opts.Label, "ring", b.size, used)
+	if err != nil {
+		invariant.Broken("ring", "frames in flight overlap: %v", err)
+	}
+	cur.Usage = b.opts.Usage.String()
+	cur = cur.WithHistory(memory.Stats{Growths: uint64(b.stats.Growths)})
+	bufs := []memory.Buffer{cur}
+	retired := func(buf device.Buffer, why string) {
+		r, err := memory.NewBuffer(fmt.Sprintf("%s (retired %d)", b.opts.Label, len(bufs)), "ring", buf.Size(),
+			[]memory.Region{{Size: buf.Size(), Kind: "ring", Name: why}})
+		if err != nil {
+			invariant.Broken("ring", "retired buffer: %v", err)
+		}
+		r.Usage = b.opts.Usage.String()
+		bufs = append(bufs, r)
+	}
+	for i := range b.old.tagged.len() {
+		g := b.old.tagged.at(i)
+		retired(g.buf, fmt.Sprintf("frames up to fence %d", g.fence))
+	}
+	for _, buf := range b.old.open {
+		retired(buf, "frames up to the open one")
+	}
+	return bufs
+}
+
+// Memory returns the frame arena's blocks as they are now, read-only (a
+// memory.Holder), each a buffer of kind "ring frame" named by
+// FrameOptions.Label and a number: first the open frame's (its earlier
+// blocks, then the current one), then the blocks in flight, oldest first,
+// then the free ones. A block holds one region of kind "ring" from offset
+// 0, what its frame handed out ("open frame", "frame (fence 12)"); a
+// free block holds none. O(blocks); it allocates the snapshot.
+func (a *Frame) Memory() []memory.Buffer {
+	if a.released {
+		return nil
+	}
+	var bufs []memory.Buffer
+	add := func(buf device.Buffer, used uint64, name string) {
+		var regs []memory.Region
+		if used > 0 {
+			regs = []memory.Region{{Size: used, Kind: "ring", Name: name}}
+		}
+		b, err := memory.NewBuffer(fmt.Sprintf("%s block %d", a.opts.Label, len(bufs)+1), "ring frame", buf.Size(), regs)
+		if err != nil {
+			invariant.Broken("ring", "a block's bytes: %v", err)
+		}
+		b.Usage = a.opts.Usage.String()
+		bufs = append(bufs, b)
+	}
+	for _, b := range a.full {
+		add(b.buf, b.used, "open frame")
+	}
+	if a.cur != nil {
+		add(a.cur, a.used, "open frame")
+	}
+	for i := range a.inflight.len() {
+		b := a.inflight.at(i)
+		add(b.buf, b.used, fmt.Sprintf("frame (fence %d)", b.fence))
+	}
+	for _, buf := range a.free {
+		add(buf, 0, "")
+	}
+	return bufs
+}
+
+var (
+	_ memory.Holder = (*Buffer)(nil)
+	_ memory.Holder = (*Frame)(nil)
+)
