@@ -78,7 +78,7 @@ type Frame struct {
 	cur       device.Buffer // the open frame's block; nil before its first Allocate
 	used      uint64
 	full      []block // the open frame's earlier blocks, fence not set yet
-	frameNeed uint64 // bytes the open frame asked for, over all its blocks
+	frameNeed uint64  // bytes the open frame asked for, over all its blocks
 	inflight  queue[block]
 	free      []device.Buffer
 	blocks    int
