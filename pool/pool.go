@@ -68,6 +68,7 @@ type entry struct {
 	uc    *usageClasses
 	class int
 	gen   uint64 // incremented by every Put: a Lease of another gen is stale
+	id    uint64 // creation number, from 1: names the buffer in Memory
 	inUse bool
 
 	prev, next   *entry    // class list when idle, leased list when leased
@@ -187,7 +188,7 @@ func (p *Pool) create(uc *usageClasses, c int, bytes uint64) (Lease, error) {
 			p.evict(p.oldest) // there is one: the check above counted idle bytes as room
 		}
 	}
-	e := &entry{pool: p, buf: buf, size: bytes, uc: uc, class: c}
+	e := &entry{pool: p, buf: buf, size: bytes, uc: uc, class: c, id: p.stats.Creations + 1}
 	p.stats.Buffers++
 	p.stats.BytesHeld += bytes
 	p.lease(e)

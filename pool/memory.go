@@ -1,0 +1,41 @@
+package pool
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
+)
+
+// Memory returns the pool's buffers as they are now, read-only (a
+// memory.Holder): each buffer it holds, of kind "pool", named by
+// Options.Label and its creation number ("readback #3"): first the
+// leased ones, each one region of kind "pool" named "leased", then the
+// idle ones, oldest first, free. O(buffers); it allocates the snapshot.
+func (p *Pool) Memory() []memory.Buffer {
+	if p.released {
+		return nil
+	}
+	var bufs []memory.Buffer
+	add := func(e *entry, leased bool) {
+		var regs []memory.Region
+		if leased {
+			regs = []memory.Region{{Size: e.size, Kind: "pool", Name: "leased"}}
+		}
+		b, err := memory.NewBuffer(fmt.Sprintf("%s #%d", p.opts.Label, e.id), "pool", e.size, regs)
+		if err != nil {
+			invariant.Broken("pool", "buffer of %d bytes: %v", e.size, err)
+		}
+		b.Usage = e.uc.usage.String()
+		bufs = append(bufs, b)
+	}
+	for e := p.leased; e != nil; e = e.next {
+		add(e, true)
+	}
+	for e := p.oldest; e != nil; e = e.newer {
+		add(e, false)
+	}
+	return bufs
+}
+
+var _ memory.Holder = (*Pool)(nil)
