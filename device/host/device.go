@@ -71,7 +71,7 @@ func (d *Device) usable(op string) error {
 
 // buffer resolves b for op: alive, of this device, with all of need.
 func (d *Device) buffer(op, role string, b device.Buffer, need device.Usage) (*Buffer, error) {
-	hb, ok := b.(*Buffer)
+	hb, ok := device.UnwrapBuffer(b).(*Buffer)
 	if !ok || hb == nil || hb.dev != d {
 		return nil, fmt.Errorf("%s: %s buffer %T: %w", op, role, b, device.ErrInvalidObject)
 	}
@@ -86,7 +86,7 @@ func (d *Device) buffer(op, role string, b device.Buffer, need device.Usage) (*B
 
 // texture resolves t for op: alive, of this device, with all of need.
 func (d *Device) texture(op, role string, t device.Texture, need device.TextureUsage) (*Texture, error) {
-	ht, ok := t.(*Texture)
+	ht, ok := device.UnwrapTexture(t).(*Texture)
 	if !ok || ht == nil || ht.dev != d {
 		return nil, fmt.Errorf("%s: %s texture %T: %w", op, role, t, device.ErrInvalidObject)
 	}

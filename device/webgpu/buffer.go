@@ -97,7 +97,7 @@ func (d *Device) buffer(db device.Buffer, role string, want device.Usage) (*Buff
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	b, ok := db.(*Buffer)
+	b, ok := device.UnwrapBuffer(db).(*Buffer)
 	if !ok || b == nil || b.dev != d {
 		return nil, fmt.Errorf("webgpu: %s buffer: %w", role, device.ErrInvalidObject)
 	}
@@ -180,7 +180,7 @@ func (d *Device) ReadBuffer(db device.Buffer, offset uint64, dst []byte) error {
 	if err := d.usable(); err != nil {
 		return err
 	}
-	b, ok := db.(*Buffer)
+	b, ok := device.UnwrapBuffer(db).(*Buffer)
 	if ok && b != nil && b.dev == d && b.buf != nil && b.desc.Usage.Has(device.MapRead) {
 		if err := device.CheckRange(b.desc.Size, offset, uint64(len(dst))); err != nil {
 			return fmt.Errorf("webgpu: read buffer %q: %w", b.desc.Label, err)

@@ -103,7 +103,7 @@ func (d *Device) texture(dt device.Texture, role string, want device.TextureUsag
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	t, ok := dt.(*Texture)
+	t, ok := device.UnwrapTexture(dt).(*Texture)
 	if !ok || t == nil || t.dev != d {
 		return nil, fmt.Errorf("webgpu: %s texture: %w", role, device.ErrInvalidObject)
 	}

@@ -1,0 +1,301 @@
+package budget
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// ErrOverBudget is returned, wrapped together with device.ErrOutOfMemory,
+// by an account's CreateBuffer and CreateTexture when the object would take
+// usage over the limit even after every reclaimer ran.
+var ErrOverBudget = errors.New("budget: over budget")
+
+// ErrInvalidOptions is returned by New for a zero limit or a pressure level
+// above it, and by Account for an empty name or one already taken.
+var ErrInvalidOptions = errors.New("budget: invalid options")
+
+// Options configure a Budget.
+type Options struct {
+	// Bytes is the limit: the most bytes the accounts' live buffers and
+	// textures may hold together. Required.
+	Bytes uint64
+	// PressureBytes is the usage at or above which OnPressure is called;
+	// zero means nine tenths of Bytes. At most Bytes.
+	PressureBytes uint64
+	// OnPressure, if set, is called when usage rises to PressureBytes; see
+	// the package documentation. It may release memory (and is a good
+	// place to trim caches), but must not create any through an account.
+	OnPressure func(Usage)
+}
+
+// Usage is a snapshot of a Budget.
+type Usage struct {
+	Limit    uint64 // Options.Bytes
+	Pressure uint64 // the pressure level
+	Bytes    uint64 // held by every account's live objects
+	Peak     uint64 // the most Bytes has been
+	Accounts []AccountUsage
+	// Refusals counts creations refused with ErrOverBudget; Reclaims the
+	// times reclaimers were asked for memory, and Reclaimed the bytes
+	// they gave back then.
+	Refusals, Reclaims int
+	Reclaimed          uint64
+}
+
+// AccountUsage is one account's part of a Usage.
+type AccountUsage struct {
+	Name     string
+	Bytes    uint64 // held by its live buffers and textures
+	Buffers  int    // live buffers
+	Textures int    // live textures
+}
+
+// Reclaimer gives memory back: it releases buffers or textures its
+// manager can spare, need bytes' worth if it can (more or less is fine),
+// through the account whose reclaimer it is.
+type Reclaimer func(need uint64)
+
+// Budget is a byte limit over the accounts of one device. Create one with
+// New.
+type Budget struct {
+	dev        device.Device
+	opts       Options
+	bytes      uint64
+	peak       uint64
+	accounts   []*Account
+	reclaiming bool
+	pressured  bool // usage reached the pressure level and has not dropped below it since
+	refusals   int
+	reclaims   int
+	reclaimed  uint64
+}
+
+// New returns a budget of opts.Bytes over dev. It creates nothing.
+func New(dev device.Device, opts Options) (*Budget, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("budget: New: nil device: %w", device.ErrInvalidObject)
+	}
+	if opts.Bytes == 0 {
+		return nil, fmt.Errorf("budget: New with a limit of 0 bytes: %w", ErrInvalidOptions)
+	}
+	if opts.PressureBytes == 0 {
+		opts.PressureBytes = opts.Bytes / 10 * 9
+	}
+	if opts.PressureBytes > opts.Bytes {
+		return nil, fmt.Errorf("budget: New: pressure level %d above the limit %d: %w", opts.PressureBytes, opts.Bytes, ErrInvalidOptions)
+	}
+	return &Budget{dev: dev, opts: opts}, nil
+}
+
+// Account returns a new account named name: a device.Device that charges
+// the buffers and textures it creates to name. Names are unique and not
+// empty (ErrInvalidOptions).
+func (b *Budget) Account(name string) (*Account, error) {
+	if name == "" {
+		return nil, fmt.Errorf("budget: Account with an empty name: %w", ErrInvalidOptions)
+	}
+	for _, a := range b.accounts {
+		if a.name == name {
+			return nil, fmt.Errorf("budget: Account %q exists: %w", name, ErrInvalidOptions)
+		}
+	}
+	a := &Account{Device: b.dev, b: b, name: name}
+	b.accounts = append(b.accounts, a)
+	return a, nil
+}
+
+// Usage returns a snapshot of the budget and its accounts.
+func (b *Budget) Usage() Usage {
+	u := Usage{
+		Limit: b.opts.Bytes, Pressure: b.opts.PressureBytes, Bytes: b.bytes, Peak: b.peak,
+		Refusals: b.refusals, Reclaims: b.reclaims, Reclaimed: b.reclaimed,
+		Accounts: make([]AccountUsage, len(b.accounts)),
+	}
+	for i, a := range b.accounts {
+		u.Accounts[i] = AccountUsage{Name: a.name, Bytes: a.bytes, Buffers: a.buffers, Textures: a.textures}
+	}
+	return u
+}
+
+// reserve makes room for n bytes for account a, reclaiming from the other
+// accounts if it must, and charges them. It fails with ErrOverBudget.
+func (b *Budget) reserve(a *Account, n uint64, what string) error {
+	if n > b.opts.Bytes-b.bytes && !b.reclaiming {
+		b.reclaiming = true
+		b.reclaims++
+		before := b.bytes
+		for _, o := range b.accounts {
+			if n <= b.opts.Bytes-b.bytes {
+				break
+			}
+			if o != a && o.reclaim != nil {
+				o.reclaim(n - (b.opts.Bytes - b.bytes))
+			}
+		}
+		if b.bytes < before {
+			b.reclaimed += before - b.bytes
+		}
+		b.reclaiming = false
+	}
+	if n > b.opts.Bytes-b.bytes {
+		b.refusals++
+		return fmt.Errorf("budget: %s of %d bytes for %q with %d of %d in use: %w: %w",
+			what, n, a.name, b.bytes, b.opts.Bytes, ErrOverBudget, device.ErrOutOfMemory)
+	}
+	b.bytes += n
+	b.peak = max(b.peak, b.bytes)
+	if b.bytes >= b.opts.PressureBytes && !b.pressured {
+		b.pressured = true
+		if b.opts.OnPressure != nil {
+			b.opts.OnPressure(b.Usage())
+		}
+	}
+	return nil
+}
+
+// credit gives n bytes back.
+func (b *Budget) credit(n uint64) {
+	b.bytes -= n
+	if b.bytes < b.opts.PressureBytes {
+		b.pressured = false
+	}
+}
+
+// Account is a device.Device that charges what it creates to one name of
+// its Budget. Every method but CreateBuffer, CreateTexture and Release is
+// the device's own.
+type Account struct {
+	device.Device
+	b        *Budget
+	name     string
+	reclaim  Reclaimer
+	bytes    uint64
+	buffers  int
+	textures int
+	released bool
+}
+
+// Name returns the account's name.
+func (a *Account) Name() string { return a.name }
+
+// SetReclaimer sets the function the budget calls when another account's
+// request does not fit; nil removes it.
+func (a *Account) SetReclaimer(f Reclaimer) { a.reclaim = f }
+
+// CreateBuffer creates a buffer on the device, charged to the account: it
+// fails with ErrOverBudget (and device.ErrOutOfMemory) when the budget
+// cannot make room, and with the device's errors as the device's
+// CreateBuffer does. The descriptor is checked by the device first, so an
+// invalid one is refused as invalid, not as over budget.
+func (a *Account) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
+	if a.released {
+		return nil, fmt.Errorf("budget: account %q: CreateBuffer: %w", a.name, device.ErrReleased)
+	}
+	if err := checkBuffer(a.Limits(), desc); err != nil {
+		return a.Device.CreateBuffer(desc) // the device says what is wrong
+	}
+	if err := a.b.reserve(a, desc.Size, "buffer "+quote(desc.Label)); err != nil {
+		return nil, err
+	}
+	buf, err := a.Device.CreateBuffer(desc)
+	if err != nil {
+		a.b.credit(desc.Size)
+		return nil, err
+	}
+	a.bytes += desc.Size
+	a.buffers++
+	return &buffer{Buffer: buf, a: a}, nil
+}
+
+// CreateTexture creates a texture on the device, charged to the account;
+// see CreateBuffer.
+func (a *Account) CreateTexture(desc device.TextureDesc) (device.Texture, error) {
+	if a.released {
+		return nil, fmt.Errorf("budget: account %q: CreateTexture: %w", a.name, device.ErrReleased)
+	}
+	if err := desc.Validate(a.Limits()); err != nil {
+		return a.Device.CreateTexture(desc) // the device says what is wrong
+	}
+	n := TextureBytes(desc)
+	if err := a.b.reserve(a, n, "texture "+quote(desc.Label)); err != nil {
+		return nil, err
+	}
+	tex, err := a.Device.CreateTexture(desc)
+	if err != nil {
+		a.b.credit(n)
+		return nil, err
+	}
+	a.bytes += n
+	a.textures++
+	return &texture{Texture: tex, a: a, bytes: n}, nil
+}
+
+// Release releases the account, not the device: the buffers and textures
+// it created stay valid (and charged) until released one by one, but it
+// creates nothing more (device.ErrReleased). Idempotent.
+func (a *Account) Release() { a.released = true }
+
+// TextureBytes returns what a texture of desc counts: every layer with all
+// its mips, times its samples.
+func TextureBytes(desc device.TextureDesc) uint64 {
+	d := desc.Normalize()
+	return d.LayerBytes() * uint64(d.Layers) * uint64(max(d.Samples, 1))
+}
+
+// checkBuffer reports whether the device would refuse desc as invalid.
+func checkBuffer(l device.Limits, desc device.BufferDesc) error {
+	if desc.Size == 0 || desc.Size%device.CopyAlignment != 0 || desc.Size > l.MaxBufferSize {
+		return device.ErrInvalidDescriptor
+	}
+	return desc.Usage.Validate()
+}
+
+func quote(label string) string { return fmt.Sprintf("%q", label) }
+
+// buffer is an account's view of a device buffer.
+type buffer struct {
+	device.Buffer
+	a        *Account
+	released bool
+}
+
+// Unwrap returns the device's buffer; see device.UnwrapBuffer.
+func (b *buffer) Unwrap() device.Buffer { return b.Buffer }
+
+// Release releases the device's buffer and credits its account, once.
+func (b *buffer) Release() {
+	if b.released {
+		return
+	}
+	b.released = true
+	b.Buffer.Release()
+	n := b.Buffer.Size()
+	b.a.bytes -= n
+	b.a.buffers--
+	b.a.b.credit(n)
+}
+
+// texture is an account's view of a device texture.
+type texture struct {
+	device.Texture
+	a        *Account
+	bytes    uint64
+	released bool
+}
+
+// Unwrap returns the device's texture; see device.UnwrapTexture.
+func (t *texture) Unwrap() device.Texture { return t.Texture }
+
+// Release releases the device's texture and credits its account, once.
+func (t *texture) Release() {
+	if t.released {
+		return
+	}
+	t.released = true
+	t.Texture.Release()
+	t.a.bytes -= t.bytes
+	t.a.textures--
+	t.a.b.credit(t.bytes)
+}

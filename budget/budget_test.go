@@ -1,0 +1,457 @@
+package budget_test
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpumem/gpumem/budget"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/mesh"
+	"github.com/gpumem/gpumem/pool"
+)
+
+func newBudget(t testing.TB, dev device.Device, opts budget.Options) *budget.Budget {
+	t.Helper()
+	b, err := budget.New(dev, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func account(t testing.TB, b *budget.Budget, name string) *budget.Account {
+	t.Helper()
+	a, err := b.Account(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// check verifies the budget's invariants against the objects the test
+// holds: each account's bytes are its live objects', the total is their
+// sum, and never over the limit.
+func check(t *testing.T, b *budget.Budget, live map[string]uint64) {
+	t.Helper()
+	u := b.Usage()
+	var sum uint64
+	for _, a := range u.Accounts {
+		if a.Bytes != live[a.Name] {
+			t.Fatalf("account %q holds %d bytes, its live objects %d", a.Name, a.Bytes, live[a.Name])
+		}
+		sum += a.Bytes
+	}
+	if u.Bytes != sum || u.Bytes > u.Limit || u.Peak < u.Bytes {
+		t.Fatalf("usage %+v: accounts sum to %d", u, sum)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	for _, o := range []budget.Options{{}, {Bytes: 100, PressureBytes: 101}} {
+		if _, err := budget.New(dev, o); !errors.Is(err, budget.ErrInvalidOptions) {
+			t.Errorf("New(%+v): %v, want ErrInvalidOptions", o, err)
+		}
+	}
+	if _, err := budget.New(nil, budget.Options{Bytes: 1}); !errors.Is(err, device.ErrInvalidObject) {
+		t.Errorf("New(nil): %v", err)
+	}
+	b := newBudget(t, dev, budget.Options{Bytes: 1 << 20})
+	account(t, b, "a")
+	for _, name := range []string{"", "a"} {
+		if _, err := b.Account(name); !errors.Is(err, budget.ErrInvalidOptions) {
+			t.Errorf("Account(%q): %v, want ErrInvalidOptions", name, err)
+		}
+	}
+}
+
+// TestChargeAndRefuse creates and releases buffers and textures at random
+// through two accounts of a small budget on every backend: usage is always
+// the live objects' sum, a refusal matches ErrOverBudget and
+// device.ErrOutOfMemory and creates nothing, and the views work with the
+// account and with the device itself.
+func TestChargeAndRefuse(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		const limit = 1 << 20
+		b := newBudget(t, dev, budget.Options{Bytes: limit})
+		accts := []*budget.Account{account(t, b, "a"), account(t, b, "b")}
+		type obj struct {
+			acct  string
+			bytes uint64
+			rel   func()
+		}
+		var objs []obj
+		live := map[string]uint64{}
+		r := rand.New(rand.NewPCG(1, 2))
+		refused := 0
+		for i := range 300 {
+			a := accts[r.IntN(2)]
+			switch {
+			case len(objs) > 0 && r.IntN(3) == 0:
+				k := r.IntN(len(objs))
+				o := objs[k]
+				o.rel()
+				o.rel() // credited once
+				live[o.acct] -= o.bytes
+				objs = append(objs[:k], objs[k+1:]...)
+			case r.IntN(4) == 0:
+				desc := device.TextureDesc{Format: device.RGBA8Unorm, Width: 32, Height: 32, Layers: 1 + uint32(r.IntN(8)), Mips: 6, Usage: device.TextureCopyDst | device.TextureCopySrc}
+				before := b.Usage().Bytes
+				tex, err := a.CreateTexture(desc)
+				if err != nil {
+					if !errors.Is(err, budget.ErrOverBudget) || !errors.Is(err, device.ErrOutOfMemory) {
+						t.Fatalf("op %d: %v", i, err)
+					}
+					if before+budget.TextureBytes(desc) <= limit {
+						t.Fatalf("op %d: refused a texture of %d bytes with %d of %d in use", i, budget.TextureBytes(desc), before, limit)
+					}
+					refused++
+					break
+				}
+				n := budget.TextureBytes(desc)
+				live[a.Name()] += n
+				objs = append(objs, obj{a.Name(), n, tex.Release})
+			default:
+				size := uint64(4 * (1 + r.IntN(64<<10)))
+				before := b.Usage().Bytes
+				buf, err := a.CreateBuffer(device.BufferDesc{Label: "t", Size: size, Usage: device.CopyDst | device.CopySrc})
+				if err != nil {
+					if !errors.Is(err, budget.ErrOverBudget) || !errors.Is(err, device.ErrOutOfMemory) {
+						t.Fatalf("op %d: %v", i, err)
+					}
+					if before+size <= limit {
+						t.Fatalf("op %d: refused %d bytes with %d of %d in use", i, size, before, limit)
+					}
+					refused++
+					break
+				}
+				// The view works through the account and the device.
+				data := bytes.Repeat([]byte{byte(i), 1, 2, 3}, 4)
+				if err := a.WriteBuffer(buf, 0, data); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]byte, len(data))
+				if err := dev.ReadBuffer(buf, 0, got); err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("op %d: read back %v, %v", i, got, err)
+				}
+				live[a.Name()] += size
+				objs = append(objs, obj{a.Name(), size, buf.Release})
+			}
+			check(t, b, live)
+		}
+		if refused == 0 || b.Usage().Refusals != refused {
+			t.Fatalf("%d refusals, usage says %d: the test must reach the limit", refused, b.Usage().Refusals)
+		}
+	})
+}
+
+// TestInvalidIsNotOverBudget: a descriptor the device refuses is refused
+// as invalid, even when it would not fit the budget either.
+func TestInvalidIsNotOverBudget(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	b := newBudget(t, dev, budget.Options{Bytes: 64})
+	a := account(t, b, "a")
+	_, err := a.CreateBuffer(device.BufferDesc{Size: 1001, Usage: device.CopyDst})
+	if !errors.Is(err, device.ErrInvalidAlignment) && !errors.Is(err, device.ErrInvalidDescriptor) {
+		t.Errorf("unaligned size: %v", err)
+	}
+	if errors.Is(err, budget.ErrOverBudget) {
+		t.Errorf("unaligned size refused as over budget: %v", err)
+	}
+	_, err = a.CreateTexture(device.TextureDesc{Format: device.RGBA8Unorm, Width: 0, Height: 4, Usage: device.TextureCopyDst})
+	if err == nil || errors.Is(err, budget.ErrOverBudget) {
+		t.Errorf("zero-width texture: %v", err)
+	}
+	if u := b.Usage(); u.Bytes != 0 || u.Refusals != 0 {
+		t.Errorf("usage after invalid requests: %+v", u)
+	}
+}
+
+// TestDeviceRefusal: when the device refuses a creation the budget
+// charged, the charge is given back.
+func TestDeviceRefusal(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{FailCreateAt: 2})
+	b := newBudget(t, dev, budget.Options{Bytes: 1 << 20})
+	a := account(t, b, "a")
+	if _, err := a.CreateBuffer(device.BufferDesc{Size: 1024, Usage: device.CopyDst}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.CreateBuffer(device.BufferDesc{Size: 2048, Usage: device.CopyDst})
+	if !errors.Is(err, device.ErrOutOfMemory) || errors.Is(err, budget.ErrOverBudget) {
+		t.Fatalf("device refusal: %v", err)
+	}
+	if u := b.Usage(); u.Bytes != 1024 || u.Accounts[0].Buffers != 1 {
+		t.Fatalf("usage after a device refusal: %+v", u)
+	}
+}
+
+// TestReclaim: a request over the limit asks the other accounts for
+// memory, in order, never the requester's own reclaimer, and fits when
+// they give enough back.
+func TestReclaim(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	b := newBudget(t, dev, budget.Options{Bytes: 1 << 20})
+	cache, other, req := account(t, b, "cache"), account(t, b, "other"), account(t, b, "requester")
+	var held []device.Buffer
+	for range 3 {
+		buf, err := cache.CreateBuffer(device.BufferDesc{Size: 256 << 10, Usage: device.CopyDst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, buf)
+	}
+	var calls []string
+	cache.SetReclaimer(func(need uint64) {
+		calls = append(calls, "cache")
+		for need > 0 && len(held) > 0 {
+			n := held[len(held)-1].Size()
+			held[len(held)-1].Release()
+			held = held[:len(held)-1]
+			need -= min(need, n)
+		}
+	})
+	other.SetReclaimer(func(uint64) { calls = append(calls, "other") })
+	req.SetReclaimer(func(uint64) { t.Error("the requester's own reclaimer was called") })
+	buf, err := req.CreateBuffer(device.BufferDesc{Size: 512 << 10, Usage: device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 768 KiB in use: the cache gives one buffer back, the 256 KiB missing.
+	if len(calls) != 1 || calls[0] != "cache" || len(held) != 2 {
+		t.Fatalf("reclaimers called %v, %d cache buffers left; want cache alone, once, giving 1 back", calls, len(held))
+	}
+	u := b.Usage()
+	if u.Bytes != 1<<20 || u.Reclaims != 1 || u.Reclaimed != 256<<10 {
+		t.Fatalf("usage %+v", u)
+	}
+	// The cache gives its last two.
+	calls = nil
+	buf2, err := req.CreateBuffer(device.BufferDesc{Size: 512 << 10, Usage: device.CopyDst})
+	if err != nil || len(calls) != 1 || len(held) != 0 {
+		t.Fatalf("second request: %v; reclaimers called %v, %d cache buffers left", err, calls, len(held))
+	}
+	// Nothing more to give: every reclaimer is asked, the request is
+	// refused, and everything held stays.
+	calls = nil
+	_, err = req.CreateBuffer(device.BufferDesc{Size: 4, Usage: device.CopyDst})
+	if !errors.Is(err, budget.ErrOverBudget) {
+		t.Fatalf("over budget: %v", err)
+	}
+	if len(calls) != 2 || b.Usage().Bytes != 1<<20 {
+		t.Fatalf("reclaimers called %v, usage %+v", calls, b.Usage())
+	}
+	buf.Release()
+	buf2.Release()
+	if u := b.Usage(); u.Bytes != 0 {
+		t.Fatalf("usage after releasing everything: %+v", u)
+	}
+}
+
+// TestPressure: OnPressure is called when usage rises to the level, once,
+// and again only after it dropped below.
+func TestPressure(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	var seen []uint64
+	b := newBudget(t, dev, budget.Options{Bytes: 1000, PressureBytes: 800, OnPressure: func(u budget.Usage) { seen = append(seen, u.Bytes) }})
+	a := account(t, b, "a")
+	mk := func(n uint64) device.Buffer {
+		buf, err := a.CreateBuffer(device.BufferDesc{Size: n, Usage: device.CopyDst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buf
+	}
+	x := mk(400)
+	y := mk(400) // 800: pressure
+	z := mk(100) // still above: no second call
+	y.Release()  // 500: below
+	z.Release()
+	y = mk(400) // 800 again
+	if len(seen) != 2 || seen[0] != 800 || seen[1] != 800 {
+		t.Fatalf("OnPressure saw %v, want [800 800]", seen)
+	}
+	x.Release()
+	y.Release()
+}
+
+// TestManagersOverBudget runs a mesh allocator and a pool under one
+// budget: the pool's idle buffers are evicted for the meshes; once nothing
+// is left to evict, Flush fails with ErrOverBudget, every resident mesh
+// keeps its bytes, and after some are removed the same meshes fit.
+func TestManagersOverBudget(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		b := newBudget(t, dev, budget.Options{Bytes: 4 << 20})
+		pa, ma := account(t, b, "pool"), account(t, b, "meshes")
+		p, err := pool.New(pa, pool.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Release()
+		pa.SetReclaimer(func(uint64) { p.Trim(0) })
+		var leases []pool.Lease
+		for range 4 {
+			l, err := p.Acquire(256<<10, 256, device.Uniform|device.CopyDst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leases = append(leases, l)
+		}
+		for _, l := range leases {
+			if err := p.Put(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p.Stats().BytesIdle == 0 {
+			t.Fatal("the pool holds no idle buffers")
+		}
+		m, err := mesh.New(ma, mesh.Options{MinSlabBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Release()
+		r := rand.New(rand.NewPCG(3, 4))
+		type live struct {
+			h    mesh.Handle
+			v, i []byte
+		}
+		var meshes []live
+		var overErr error
+		for round := 0; round < 200 && overErr == nil; round++ {
+			var staged []live
+			for range 8 {
+				v := make([]byte, 12*(64+r.IntN(512)))
+				for k := range v {
+					v[k] = byte(r.Uint32())
+				}
+				idx := make([]byte, 4*3*(1+r.IntN(64)))
+				for k := range idx {
+					idx[k] = byte(r.Uint32())
+				}
+				h, err := m.Add(mesh.Mesh{VertexStride: 12, Vertices: v, IndexFormat: mesh.Uint32, Indices: idx})
+				if err != nil {
+					t.Fatal(err)
+				}
+				staged = append(staged, live{h, v, idx})
+			}
+			if err := m.Flush(); err != nil {
+				if !errors.Is(err, budget.ErrOverBudget) {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				overErr = err
+				for _, s := range staged {
+					if err := m.Remove(s.h); err != nil {
+						t.Fatal(err)
+					}
+				}
+				break
+			}
+			meshes = append(meshes, staged...)
+		}
+		if overErr == nil {
+			t.Fatal("the meshes never reached the budget")
+		}
+		if p.Stats().BytesIdle != 0 {
+			t.Errorf("the pool still holds %d idle bytes after the meshes ran out of budget", p.Stats().BytesIdle)
+		}
+		verify := func() {
+			for _, l := range meshes {
+				vs, is, err := m.Slices(l.h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range []struct {
+					s    mesh.Slice
+					unit uint32
+					want []byte
+				}{{vs, 12, l.v}, {is, 4, l.i}} {
+					got := make([]byte, len(c.want))
+					if err := dev.ReadBuffer(c.s.Buffer, uint64(c.s.Start)*uint64(c.unit), got); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got, c.want) {
+						t.Fatalf("mesh %v lost its bytes", l.h)
+					}
+				}
+			}
+		}
+		verify()
+		if u := b.Usage(); u.Bytes > u.Limit || u.Refusals == 0 {
+			t.Fatalf("usage %+v", u)
+		}
+		// Remove half; the allocator is still usable and the memory freed
+		// within its slabs takes new meshes.
+		for _, l := range meshes[len(meshes)/2:] {
+			if err := m.Remove(l.h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		meshes = meshes[:len(meshes)/2]
+		v := make([]byte, 12*100)
+		h, err := m.Add(mesh.Mesh{VertexStride: 12, Vertices: v, IndexFormat: mesh.Uint32, Indices: make([]byte, 4*30)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Flush(); err != nil {
+			t.Fatalf("Flush after removing half: %v; %+v; %+v", err, m.Stats(), b.Usage())
+		}
+		meshes = append(meshes, live{h, v, make([]byte, 4*30)})
+		verify()
+	})
+}
+
+// FuzzBudget runs a sequence of creations, releases and reclaims read from
+// the input through three accounts, one of which reclaims by releasing its
+// oldest buffers, and checks the invariants after every step.
+func FuzzBudget(f *testing.F) {
+	f.Add([]byte{0, 10, 1, 20, 2, 30, 0, 255, 3, 0, 1, 200})
+	f.Add([]byte{2, 255, 2, 255, 2, 255, 1, 255, 0, 1})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		dev := testdevice.Host(t, host.Options{})
+		b := newBudget(t, dev, budget.Options{Bytes: 64 << 10, PressureBytes: 48 << 10})
+		accts := []*budget.Account{account(t, b, "a"), account(t, b, "b"), account(t, b, "c")}
+		held := make([][]device.Buffer, 3)
+		live := map[string]uint64{}
+		accts[2].SetReclaimer(func(need uint64) {
+			for need > 0 && len(held[2]) > 0 {
+				n := held[2][0].Size()
+				held[2][0].Release()
+				held[2] = held[2][1:]
+				live["c"] -= n
+				need -= min(need, n)
+			}
+		})
+		for i := 0; i+1 < len(ops); i += 2 {
+			k := int(ops[i] % 3)
+			if ops[i]&0x80 != 0 && len(held[k]) > 0 {
+				n := held[k][0].Size()
+				held[k][0].Release()
+				held[k] = held[k][1:]
+				live[accts[k].Name()] -= n
+			} else {
+				size := 4 * (1 + uint64(ops[i+1])*16)
+				before := b.Usage().Bytes
+				buf, err := accts[k].CreateBuffer(device.BufferDesc{Size: size, Usage: device.CopyDst})
+				if err != nil {
+					if !errors.Is(err, budget.ErrOverBudget) {
+						t.Fatal(err)
+					}
+					reclaimable := uint64(0)
+					if k != 2 {
+						reclaimable = live["c"]
+					}
+					if before+size <= 64<<10 || (k != 2 && before-reclaimable+size <= 64<<10 && len(held[2]) > 0) {
+						t.Fatalf("refused %d bytes with %d in use, %d reclaimable", size, before, reclaimable)
+					}
+				} else {
+					held[k] = append(held[k], buf)
+					live[accts[k].Name()] += size
+				}
+			}
+			check(t, b, live)
+		}
+	})
+}
