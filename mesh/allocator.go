@@ -78,6 +78,7 @@ type record struct {
 type slab struct {
 	layout Layout
 	ar     *arena.Arena
+	seq    uint64 // creation order, unique in its allocator: orders uploads
 }
 
 // owner is the arena owner tag of the k array of record idx: the record
@@ -105,6 +106,7 @@ type Allocator struct {
 	byLayout map[Layout][]*slab
 	own      int    // live buffers of their own
 	ownBytes uint64 // their bytes
+	slabSeq  uint64 // the newest slab's seq
 
 	// Per-Flush scratch, reused.
 	groups   map[Layout][]piece

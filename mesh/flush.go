@@ -173,10 +173,9 @@ type runs struct {
 // writes it, without a copy. It allocates only to grow its scratch.
 func (a *Allocator) uploadRuns() error {
 	ups := a.runs.ups
-	slot := func(s *slab) int { return slices.Index(a.slabs, s) }
 	slices.SortFunc(ups, func(x, y slabUpload) int {
 		if x.slab != y.slab {
-			return cmp.Compare(slot(x.slab), slot(y.slab))
+			return cmp.Compare(x.slab.seq, y.slab.seq)
 		}
 		return cmp.Compare(x.off, y.off)
 	})
@@ -248,8 +247,13 @@ func (a *Allocator) placeOwn(p *part, pc piece) error {
 
 // placeGroup places pieces, all of layout l, in l's slabs; see above.
 func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
+	// Largest first, then by record: the pieces of a group share their
+	// layout, and so their Kind.
 	byOrder := func(x, y piece) int {
-		return cmp.Or(cmp.Compare(y.slots, x.slots), cmp.Compare(x.idx, y.idx), cmp.Compare(x.kind, y.kind))
+		if x.slots != y.slots {
+			return cmp.Compare(y.slots, x.slots)
+		}
+		return cmp.Compare(x.idx, y.idx)
 	}
 	slices.SortFunc(pieces, byOrder)
 	sh := a.set.shape(l)
@@ -385,7 +389,8 @@ func (a *Allocator) claim(s *slab, pc piece, h arena.Handle) {
 
 // newSlab creates a slab of l with capacity slots.
 func (a *Allocator) newSlab(l Layout, capacity uint32) (*slab, error) {
-	s := &slab{layout: l}
+	a.slabSeq++
+	s := &slab{layout: l, seq: a.slabSeq}
 	ar, err := arena.New(a.dev, a.set.arenaOptions(l, capacity, func(m arena.Move) { a.onMove(s, m) }))
 	if err != nil {
 		return nil, fmt.Errorf("mesh: new slab of %v: %w", l, err)
