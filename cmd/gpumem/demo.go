@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/memory"
 )
 
 const demoUsage = `usage: gpumem demo [flags]
@@ -78,6 +80,9 @@ type demoConfig struct {
 	frames int
 	report string
 	dump   string
+	// scale multiplies the scene's meshes, meshlet batches, textures and
+	// per-frame constants and scratch, and what streams in a frame.
+	scale int
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
@@ -93,6 +98,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.frames, "frames", 300, "simulate `N` frames")
 	fs.StringVar(&cfg.report, "o", "gpumem-report.html", "write the HTML report to `FILE` (\"\" for none)")
 	fs.StringVar(&cfg.dump, "dump", "", "write the last frame's JSON dump to `FILE` (for gpumem map)")
+	fs.IntVar(&cfg.scale, "scale", 1, "`N` times the meshes, meshlet batches, textures, constants and scratch of the scene, and what streams in a frame")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -102,6 +108,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return usagef("unexpected arguments: %s (demo takes flags only)", strings.Join(rest, " "))
 	case cfg.frames < 1 || cfg.frames > 100000:
 		return usagef("-frames %d: want 1 to 100000", cfg.frames)
+	case cfg.scale < 1 || cfg.scale > maxScale:
+		return usagef("-scale %d: want 1 to %d", cfg.scale, maxScale)
 	}
 	if err := checkDevice(cfg.device, true); err != nil {
 		return err
@@ -188,23 +196,25 @@ var demoBudget = arena.Budget{Moves: 48, Bytes: 2 << 20, Steps: 2048}
 // A workload is one manager at work in the scene. Plugging in another
 // manager is one more implementation of this interface, added to the list
 // newWorkloads returns; the frame loop, checks, summary, plots and maps
-// take it from there.
+// take it from there: the maps and the statistics are the managers' own
+// (memory.Holder), never rebuilt here.
 type workload interface {
 	// frame does the frame's work: unload what left the view, stream in
-	// part of what is in view, churn, sweep.
+	// part of what is in view, churn, sweep. Every call into a manager is
+	// timed on f.gpumem; the workload's own bookkeeping is not.
 	frame(f *frameState) error
 	// endFrame is told the fence of the submission that carries the
 	// frame's work.
-	endFrame(fence uint64) error
+	endFrame(f *frameState, fence uint64) error
 	// check reads back n live items chosen by rng (every one when n < 0)
 	// and compares them with what was written; it returns how many it
 	// checked.
 	check(rng *rand.Rand, n int) (int, error)
-	// buffers returns the workload's buffers for a dump: allocations moved
-	// during the current frame are marked moving.
-	buffers() []inspect.Buffer
-	// rows returns the workload's summary rows.
-	rows() []bufferRow
+	// memory is the manager, as a dump sees it.
+	memory() memory.Holder
+	// written returns the bytes the workload has handed its manager to
+	// upload since the start (read back, for the pool's).
+	written() uint64
 	// notes returns lines the summary prints under the table.
 	notes() []string
 	release()
@@ -216,44 +226,69 @@ type frameState struct {
 	inView [demoZones]bool
 	rng    *rand.Rand
 	seed   uint64
+	scale  int
+	// gpumem is the time spent in the managers' calls this frame.
+	gpumem *stopwatch
+	// names maps an owner's name in the managers' memory (a handle) to
+	// the scene's name for it ("zone3/mesh12"), for the maps.
+	names map[string]string
 }
 
-// bufferRow sums up one buffer or group of buffers: allocations made and
-// bytes written over the run, and the state and history now. Bytes are
-// bytes.
-type bufferRow struct {
-	name    string
-	allocs  uint64 // allocations made over the run
-	live    int    // live allocations now
-	written uint64 // bytes written over the run
-
-	occupied, reserved, capacity uint64
-	// free and largest (the sum of each buffer's largest free region) give
-	// the fragmentation, when frag says it applies: a manager placing
-	// ranges of any size. For one of fixed-size slots (texture layers),
-	// a ring or a pool, free space does not fragment.
-	free, largest uint64
-	frag          bool
-
-	growths, moves, bytesMoved uint64
-	// bytesCopied is what growths copied into new buffers; newBuffers
-	// counts buffers added beside the old ones (mesh slabs), which also
-	// need bind groups.
-	bytesCopied, newBuffers uint64
-
-	// category is what the memory is for, in the plot of memory by
-	// category: one of categories, or "" for a row whose sub rows say.
-	category string
-
-	// sub marks a row breaking the row above it down (a layout of the
-	// mesh allocator's): left out of totals and plots, and without
-	// history of its own.
-	sub bool
+// stopwatch sums the time spent in gpumem's calls: start before a call,
+// stop after it. What the demo itself does inside a call (the lagged
+// device's waits) it takes out with exclude.
+type stopwatch struct {
+	d  time.Duration
+	on bool
 }
+
+func (s *stopwatch) start() time.Time {
+	s.on = true
+	return time.Now()
+}
+
+func (s *stopwatch) stop(t time.Time) {
+	s.d += time.Since(t)
+	s.on = false
+}
+
+// exclude takes d, spent by the demo within a timed call, out of the
+// time.
+func (s *stopwatch) exclude(d time.Duration) {
+	if s.on {
+		s.d -= d
+	}
+}
+
+// maxScale bounds -scale: 1,000 times the scene is about 10 GiB resident.
+const maxScale = 1000
 
 // categories are what the demo's memory is for, in the order the plot
 // of memory by category stacks them.
 var categories = []string{"vertex", "index", "meshlet", "texture", "uniform", "scratch", "readback"}
+
+// category returns what b's memory is for, by the kind of buffer its
+// manager says it is.
+func category(b *inspect.Buffer) string {
+	switch b.Kind {
+	case "mesh slab", "mesh buffer":
+		if strings.Contains(b.Usage, "Index") {
+			return "index"
+		}
+		return "vertex"
+	case "meshlet":
+		return "meshlet"
+	case "bindless page":
+		return "texture"
+	case "ring":
+		return "uniform"
+	case "ring frame":
+		return "scratch"
+	case "pool":
+		return "readback"
+	}
+	return ""
+}
 
 // categoryColor is the color of a category in the plots: its owner
 // kind's where it has one.
@@ -271,22 +306,21 @@ func categoryColor(c string) string {
 	return inspect.KindColor(c)
 }
 
-// arenaRow returns the row of an arena's statistics st, elemBytes bytes an
-// element.
-func arenaRow(name, category string, allocs, written uint64, st arena.Stats, elemBytes uint64) bufferRow {
-	e := elemBytes
-	return bufferRow{name: name, category: category, bytesCopied: st.BytesCopied, allocs: allocs, live: st.Allocations, written: written,
-		occupied: st.OccupiedElems * e, reserved: st.ReservedElems * e, capacity: uint64(st.CapacityElems) * e,
-		free: uint64(st.FreeElems) * e, largest: uint64(st.LargestFreeElems) * e, frag: true,
-		growths: st.Growths, moves: st.Moves, bytesMoved: st.BytesMoved}
-}
+// swept reports whether b is a buffer whose free space can fragment
+// (allocations of any size that compact): the fragmentation plot's.
+func swept(b *inspect.Buffer) bool { return b.Kind == "mesh slab" || b.Kind == "meshlet" }
+
+// rebinds reports whether a buffer of b's kind that is new or grew needs
+// its bind groups rebuilt: not the pool's read-back buffers nor the frame
+// arena's blocks, which a renderer binds afresh each time.
+func rebinds(b *inspect.Buffer) bool { return b.Kind != "pool" && b.Kind != "ring frame" }
 
 // frameRecord is one frame's numbers, for the plots. Bytes are bytes.
 type frameRecord struct {
 	capacity, reserved, occupied uint64
 	fragmentation                float64
 	// Of the frame alone: moves recorded and bytes they moved; bytes
-	// uploaded (written from the CPU), copied into grown buffers, and
+	// uploaded (handed to the managers), copied into grown buffers, and
 	// copied into read-back buffers.
 	moves, bytesMoved             uint64
 	uploaded, grownCopy, readBack uint64
@@ -296,28 +330,31 @@ type frameRecord struct {
 	// new slabs, new texture pages): bind groups that use them need
 	// rebuilding.
 	rebind []string
-	dur    time.Duration
+	live   int
+	// dur is the frame's time, gpumem the part of it spent in the
+	// managers' calls (the rest is the demo's: making data, bookkeeping,
+	// read-back checks, dumps).
+	dur, gpumem time.Duration
 }
 
 // demoResult is what a run produced.
 type demoResult struct {
-	cfg      demoConfig
-	device   string
-	records  []frameRecord
-	rows     []bufferRow
-	notes    []string
-	spot     int // items spot-checked during the run
-	final    int // items checked at the end
-	maps     []inspect.Dump
-	last     inspect.Dump
-	total    time.Duration
-	peakLive int
-	limits   device.Limits
+	cfg     demoConfig
+	device  string
+	records []frameRecord
+	notes   []string
+	spot    int // items spot-checked during the run
+	final   int // items checked at the end
+	maps    []inspect.Dump
+	last    inspect.Dump
+	total   time.Duration
+	limits  device.Limits
 }
 
 // simulate runs the scene for cfg.frames frames on dev.
 func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress) (*demoResult, error) {
-	ws, err := newWorkloads(dev)
+	sw := &stopwatch{}
+	ws, err := newWorkloads(dev, cfg.scale, sw)
 	if err != nil {
 		return nil, err
 	}
@@ -326,19 +363,26 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			ws[i].release()
 		}
 	}()
+	holders := make([]memory.Holder, len(ws))
+	for i, w := range ws {
+		holders[i] = w.memory()
+	}
 	res := &demoResult{cfg: cfg, device: devName, limits: dev.Limits()}
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x9e3779b97f4a7c15))
+	names := map[string]string{}
+	rename := func(r inspect.Region) string { return names[r.Name] }
 	mapAt := map[int]bool{1: true, (cfg.frames + 1) / 2: true, cfg.frames: true}
 	prog.start("demo")
-	prev := map[string]bufferRow{}
 	// busiest is the dump of the first frame with the most moves: its map
 	// shows the sweep at work (moving allocations are striped).
-	var busiest inspect.Dump
+	var prev, busiest inspect.Dump
 	var busiestMoves uint64
+	var written, readBack uint64
 	start := time.Now()
 	for n := 1; n <= cfg.frames; n++ {
 		t0 := time.Now()
-		f := &frameState{n: n, rng: rng, seed: cfg.seed}
+		sw.d = 0
+		f := &frameState{n: n, rng: rng, seed: cfg.seed, scale: cfg.scale, gpumem: sw, names: names}
 		cam := float64(n-1) * demoSpeed
 		for z := range demoZones {
 			d := math.Abs(float64(z) - math.Mod(cam, demoZones))
@@ -355,7 +399,7 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			return nil, fmt.Errorf("frame %d: submit: %w", n, err)
 		}
 		for _, w := range ws {
-			if err := w.endFrame(fence); err != nil {
+			if err := w.endFrame(f, fence); err != nil {
 				return nil, fmt.Errorf("frame %d: %w", n, err)
 			}
 		}
@@ -366,52 +410,37 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			}
 			res.spot += c
 		}
-		dur := time.Since(t0)
-		rec := frameRecord{dur: dur, byCategory: make([]uint64, len(categories))}
-		var free, largest uint64
-		live := 0
-		for _, r := range rowsOf(ws) {
-			if i := slices.Index(categories, r.category); i >= 0 {
-				rec.byCategory[i] += r.capacity
+		rec := frameRecord{dur: time.Since(t0), gpumem: sw.d}
+
+		// The frame's memory, as the managers show it.
+		d := inspect.Snapshot(devName, "frame "+strconv.Itoa(n), holders...)
+		d.Rename(rename)
+		d.MarkMoved(&prev)
+		for _, w := range ws {
+			if mv, ok := w.(interface{ verifyMoves(*inspect.Dump) error }); ok {
+				if err := mv.verifyMoves(&d); err != nil {
+					return nil, fmt.Errorf("frame %d: %w", n, err)
+				}
 			}
-			if r.sub {
+		}
+		res.records = append(res.records, record(rec, &d, &prev, n))
+		r := &res.records[len(res.records)-1]
+		for _, w := range ws {
+			if _, ok := w.(*readbackWorkload); ok {
+				r.readBack = w.written() - readBack
+				readBack = w.written()
 				continue
 			}
-			p := prev[r.name]
-			prev[r.name] = r
-			rec.moves += r.moves - p.moves
-			rec.bytesMoved += r.bytesMoved - p.bytesMoved
-			rec.grownCopy += r.bytesCopied - p.bytesCopied
-			if r.category == "readback" {
-				rec.readBack += r.written - p.written
-			} else {
-				rec.uploaded += r.written - p.written
-			}
-			if g, nb := r.growths-p.growths, r.newBuffers-p.newBuffers; n > 1 && g+nb > 0 && r.category != "readback" {
-				what := fmt.Sprintf("%s: %d grown", r.name, g)
-				if nb > 0 {
-					what += fmt.Sprintf(", %d new", nb)
-				}
-				rec.rebind = append(rec.rebind, what)
-			}
-			rec.capacity += r.capacity
-			rec.reserved += r.reserved
-			rec.occupied += r.occupied
-			if r.frag {
-				free += r.free
-				largest += r.largest
-			}
-			live += r.live
+			r.uploaded += w.written()
 		}
-		rec.fragmentation = frag(largest, free)
-		res.records = append(res.records, rec)
-		res.peakLive = max(res.peakLive, live)
+		r.uploaded, written = r.uploaded-written, r.uploaded
 		if mapAt[n] {
-			res.maps = append(res.maps, dumpOf(ws, devName, n))
+			res.maps = append(res.maps, d)
 		}
-		if rec.moves > busiestMoves {
-			busiestMoves, busiest = rec.moves, dumpOf(ws, devName, n)
+		if r.moves > busiestMoves {
+			busiestMoves, busiest = r.moves, d
 		}
+		prev = d
 		prog.show(bar(n, cfg.frames))
 	}
 	prog.clear()
@@ -426,7 +455,6 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 		}
 		res.final += c
 	}
-	res.rows = rowsOf(ws)
 	for _, w := range ws {
 		res.notes = append(res.notes, w.notes()...)
 	}
@@ -444,27 +472,49 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	return res, nil
 }
 
-// frameOf returns the frame number of a dump labelled by dumpOf.
+// record fills in rec, frame n's, from its dump d and the frame before's,
+// prev: the totals, the swept buffers' fragmentation, capacity by
+// category, the frame's moves, what growths copied, and the buffers that
+// grew or are new.
+func record(rec frameRecord, d, prev *inspect.Dump, n int) frameRecord {
+	t := d.Totals
+	rec.capacity, rec.reserved, rec.occupied, rec.live = t.CapacityBytes, t.ReservedBytes, t.OccupiedBytes, t.Allocations
+	rec.moves, rec.bytesMoved = t.FrameMoves, t.FrameBytesMoved
+	rec.byCategory = make([]uint64, len(categories))
+	before := make(map[string]*inspect.Buffer, len(prev.Buffers))
+	for i := range prev.Buffers {
+		before[prev.Buffers[i].Name] = &prev.Buffers[i]
+	}
+	var frag []inspect.Buffer
+	for i := range d.Buffers {
+		b := &d.Buffers[i]
+		if k := slices.Index(categories, category(b)); k >= 0 {
+			rec.byCategory[k] += b.CapacityBytes
+		}
+		if swept(b) {
+			frag = append(frag, *b)
+		}
+		p := before[b.Name]
+		if p != nil && b.Stats.BytesCopied >= p.Stats.BytesCopied {
+			rec.grownCopy += b.Stats.BytesCopied - p.Stats.BytesCopied
+		}
+		switch {
+		case n == 1 || !rebinds(b):
+		case p == nil:
+			rec.rebind = append(rec.rebind, b.Name+": new")
+		case b.Stats.Growths > p.Stats.Growths:
+			rec.rebind = append(rec.rebind, fmt.Sprintf("%s: %d grown", b.Name, b.Stats.Growths-p.Stats.Growths))
+		}
+	}
+	rec.fragmentation = memory.Totals(frag).Fragmentation
+	return rec
+}
+
+// frameOf returns the frame number of a dump labelled by simulate.
 func frameOf(d inspect.Dump) int {
 	var n int
 	fmt.Sscanf(d.Label, "frame %d", &n)
 	return n
-}
-
-func rowsOf(ws []workload) []bufferRow {
-	var rows []bufferRow
-	for _, w := range ws {
-		rows = append(rows, w.rows()...)
-	}
-	return rows
-}
-
-func dumpOf(ws []workload, devName string, frame int) inspect.Dump {
-	var bufs []inspect.Buffer
-	for _, w := range ws {
-		bufs = append(bufs, w.buffers()...)
-	}
-	return inspect.New(devName, "frame "+strconv.Itoa(frame), bufs...)
 }
 
 // bar draws a progress bar of n out of total.
@@ -474,21 +524,21 @@ func bar(n, total int) string {
 	return "[" + strings.Repeat("#", k) + strings.Repeat(".", width-k) + "] frame " + strconv.Itoa(n) + "/" + strconv.Itoa(total)
 }
 
-// newWorkloads returns the scene's workloads. The pool's comes last in
-// the summary but is made first: the others read back through it.
-func newWorkloads(dev device.Device) ([]workload, error) {
-	rb, err := newReadbackWorkload(dev)
+// newWorkloads returns the scene's workloads at scale. The pool's comes
+// last in the summary but is made first: the others read back through it.
+func newWorkloads(dev device.Device, scale int, sw *stopwatch) ([]workload, error) {
+	rb, err := newReadbackWorkload(dev, scale, sw)
 	if err != nil {
 		return nil, err
 	}
 	var ws []workload
-	gpu := &lagged{Device: dev} // the device as the ring's allocators see it
+	gpu := &lagged{Device: dev, sw: sw} // the device as the ring's allocators see it
 	for _, mk := range []func() (workload, error){
-		func() (workload, error) { return newMeshWorkload(dev, rb) },
-		func() (workload, error) { return newMeshletWorkload(dev, rb) },
-		func() (workload, error) { return newTextureWorkload(dev) },
-		func() (workload, error) { return newConstantsWorkload(gpu, rb) },
-		func() (workload, error) { return newScratchWorkload(gpu, rb) },
+		func() (workload, error) { return newMeshWorkload(dev, scale, rb) },
+		func() (workload, error) { return newMeshletWorkload(dev, scale, rb) },
+		func() (workload, error) { return newTextureWorkload(dev, scale) },
+		func() (workload, error) { return newConstantsWorkload(gpu, scale, rb) },
+		func() (workload, error) { return newScratchWorkload(gpu, scale, rb) },
 	} {
 		w, err := mk()
 		if err != nil {
@@ -579,72 +629,98 @@ func checkSome[T any](items []T, rng *rand.Rand, n int, check func(T) error) (in
 
 // ---- output ----
 
+// group returns the summary row of buffer name: its name without the
+// number that tells a manager's buffers of one kind apart ("#3", "block
+// 2", "(retired 1)"), and a texture page's without its number and key
+// ("page 4 (...)" becomes "pages").
+func group(name string) string {
+	return groupSuffix.ReplaceAllStringFunc(name, func(s string) string {
+		if strings.HasPrefix(s, " page ") {
+			return " pages"
+		}
+		return ""
+	})
+}
+
+var groupSuffix = regexp.MustCompile(`( #\d+| block \d+| \(retired \d+\)| page \d+ \(.*\))$`)
+
 func (r *demoResult) writeSummary(w io.Writer) {
-	fmt.Fprintf(w, "gpumem demo: %d frames, seed %d, on %s\n\n", r.cfg.frames, r.cfg.seed, r.device)
+	scale := ""
+	if r.cfg.scale > 1 {
+		scale = fmt.Sprintf(", scale %d", r.cfg.scale)
+	}
+	fmt.Fprintf(w, "gpumem demo: %d frames, seed %d%s, on %s\n\n", r.cfg.frames, r.cfg.seed, scale, r.device)
+	// One row per group of buffers of the last frame, in the dump's order.
+	var names []string
+	rows := map[string][]inspect.Buffer{}
+	for _, b := range r.last.Buffers {
+		g := group(b.Name)
+		if rows[g] == nil {
+			names = append(names, g)
+		}
+		rows[g] = append(rows[g], b)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "buffer              \tallocations\tlive\twritten\toccupied\treserved\tcapacity\tgrowths\tmoves\tmoved\tfragmentation\t")
-	var t bufferRow
-	line := func(row bufferRow, fr string) {
-		growths, moves, moved := strconv.FormatUint(row.growths, 10), strconv.FormatUint(row.moves, 10), inspect.FormatBytes(row.bytesMoved)
-		if row.sub {
-			growths, moves, moved = "", "", ""
-		}
-		fmt.Fprintf(tw, "%-20s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, row.allocs, row.live,
-			inspect.FormatBytes(row.written), inspect.FormatBytes(row.occupied), inspect.FormatBytes(row.reserved),
-			inspect.FormatBytes(row.capacity), growths, moves, moved, fr)
-	}
-	for _, row := range r.rows {
+	fmt.Fprintln(tw, "buffers                                  \tcount\tlive\toccupied\treserved\tcapacity\tgrowths\tmoves\tmoved\tfragmentation\t")
+	line := func(name string, bufs []inspect.Buffer) {
+		t := memory.Totals(bufs)
 		fr := "-"
-		if row.frag {
-			fr = pct(frag(row.largest, row.free))
+		if swept(&bufs[0]) || name == "total" {
+			if name == "total" {
+				var sw []inspect.Buffer
+				for _, b := range r.last.Buffers {
+					if swept(&b) {
+						sw = append(sw, b)
+					}
+				}
+				t.Fragmentation = memory.Totals(sw).Fragmentation
+			}
+			fr = pct(t.Fragmentation)
 		}
-		line(row, fr)
-		if row.sub {
-			continue
-		}
-		if row.frag {
-			t.free += row.free
-			t.largest += row.largest
-		}
-		t.allocs += row.allocs
-		t.live += row.live
-		t.written += row.written
-		t.occupied += row.occupied
-		t.reserved += row.reserved
-		t.capacity += row.capacity
-		t.growths += row.growths
-		t.moves += row.moves
-		t.bytesMoved += row.bytesMoved
+		fmt.Fprintf(tw, "%-41s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", name, t.Buffers, t.Allocations,
+			inspect.FormatBytes(t.OccupiedBytes), inspect.FormatBytes(t.ReservedBytes), inspect.FormatBytes(t.CapacityBytes),
+			t.Growths, t.Moves, inspect.FormatBytes(t.BytesMoved), fr)
 	}
-	t.name = "total"
-	line(t, pct(frag(t.largest, t.free)))
+	for _, g := range names {
+		line(g, rows[g])
+	}
+	line("total", r.last.Buffers)
 	tw.Flush()
-	fmt.Fprintln(w, "(allocations, written, growths, moves and moved: over the whole run; live, occupied, reserved, capacity and\nfragmentation: at the last frame)")
+	fmt.Fprintln(w, "(the managers' buffers at the last frame, as they show them; growths, moves and moved: over each live buffer's life;\nfragmentation: of the mesh slabs and meshlet arenas)")
 	fmt.Fprintln(w)
 	for _, n := range r.notes {
 		fmt.Fprintln(w, n)
 	}
 	var fragSum float64
-	var peakMoves uint64
+	var peakMoves, moves, uploaded, peakOccupied uint64
+	peakLive := 0
 	durs := make([]time.Duration, len(r.records))
+	gpu := make([]time.Duration, len(r.records))
 	for i, rec := range r.records {
 		fragSum += rec.fragmentation
 		peakMoves = max(peakMoves, rec.moves)
-		durs[i] = rec.dur
+		moves += rec.moves
+		uploaded += rec.uploaded
+		peakOccupied = max(peakOccupied, rec.occupied)
+		peakLive = max(peakLive, rec.live)
+		durs[i], gpu[i] = rec.dur, rec.gpumem
 	}
-	slices.Sort(durs)
+	nf := uint64(len(r.records))
 	fmt.Fprintf(w, "\nframes: %d; peak live allocations %d; fragmentation mean %s (of the mesh slabs and meshlet arenas); moves per frame mean %.1f, max %d\n",
-		len(r.records), r.peakLive, pct(fragSum/float64(len(r.records))), float64(t.moves)/float64(len(r.records)), peakMoves)
-	fmt.Fprintf(w, "time per frame: mean %s, median %s, max %s (timings vary from run to run)\n",
-		ms(r.total/time.Duration(len(r.records))), ms(durs[len(durs)/2]), ms(durs[len(durs)-1]))
+		nf, peakLive, pct(fragSum/float64(nf)), float64(moves)/float64(nf), peakMoves)
+	fmt.Fprintf(w, "resident: %s occupied at the last frame, %s at the peak; streamed in: %s a frame on average, %s a second at 60 frames a second\n",
+		inspect.FormatBytes(r.last.Totals.OccupiedBytes), inspect.FormatBytes(peakOccupied), inspect.FormatBytes(uploaded/nf), inspect.FormatBytes(60*uploaded/nf))
+	fmt.Fprintf(w, "time per frame: median %s, 99th percentile %s, max %s; of it in gpumem's calls (Flush, Sweep, ring, pool, registry): median %s, 99th percentile %s, max %s (timings vary from run to run)\n",
+		ms(quantile(durs, 0.5)), ms(quantile(durs, 0.99)), ms(quantile(durs, 1)), ms(quantile(gpu, 0.5)), ms(quantile(gpu, 0.99)), ms(quantile(gpu, 1)))
 	fmt.Fprintf(w, "read back: %d items spot-checked during the run, and all %d live meshes, batches, textures and blocks of frames in flight at the end: every byte intact\n", r.spot, r.final)
 }
 
-func frag(largest, free uint64) float64 {
-	if free == 0 || largest >= free {
-		return 0
-	}
-	return 1 - float64(largest)/float64(free)
+// quantile returns the q-quantile of ds (nearest rank; 1 is the max),
+// sorting ds.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	slices.Sort(ds)
+	i := int(math.Ceil(q*float64(len(ds)))) - 1
+	return ds[min(max(i, 0), len(ds)-1)]
 }
 
 func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }

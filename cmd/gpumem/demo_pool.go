@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/pool"
 )
 
@@ -28,14 +29,15 @@ const (
 type readbackWorkload struct {
 	dev    device.Device
 	p      *pool.Pool
+	sw     *stopwatch // the managers' time: Acquire, Put and Evict count
 	frameN int
 	copied uint64 // bytes copied into leased buffers to be read back
 	evicts int    // evicted by age
 }
 
-func newReadbackWorkload(dev device.Device) (*readbackWorkload, error) {
-	w := &readbackWorkload{dev: dev}
-	p, err := pool.New(dev, pool.Options{Label: "readback", BudgetBytes: readbackBudgetBytes,
+func newReadbackWorkload(dev device.Device, scale int, sw *stopwatch) (*readbackWorkload, error) {
+	w := &readbackWorkload{dev: dev, sw: sw}
+	p, err := pool.New(dev, pool.Options{Label: "pool/readback", BudgetBytes: uint64(scale) * readbackBudgetBytes,
 		MaxIdle: readbackMaxIdleFrames * time.Second,
 		Clock:   func() time.Time { return time.Unix(int64(w.frameN), 0) }})
 	if err != nil {
@@ -51,7 +53,9 @@ func (w *readbackWorkload) read(buf device.Buffer, off uint64, dst []byte) error
 	if len(dst) == 0 {
 		return nil
 	}
+	t := w.sw.start()
 	l, err := w.p.Acquire(uint64(len(dst)), 4, readbackUsage)
+	w.sw.stop(t)
 	if err != nil {
 		return fmt.Errorf("lease a read-back buffer of %d bytes: %w", len(dst), err)
 	}
@@ -59,35 +63,32 @@ func (w *readbackWorkload) read(buf device.Buffer, off uint64, dst []byte) error
 	if err == nil {
 		err = w.dev.ReadBuffer(l.Buffer(), 0, dst)
 	}
+	t = w.sw.start()
 	if rerr := w.p.Put(l); err == nil {
 		err = rerr
 	}
+	w.sw.stop(t)
 	w.copied += uint64(len(dst))
 	return err
 }
 
 func (w *readbackWorkload) frame(f *frameState) error {
 	w.frameN = f.n
+	t := f.gpumem.start()
 	w.evicts += w.p.Evict()
+	f.gpumem.stop(t)
 	return nil
 }
 
-func (w *readbackWorkload) endFrame(uint64) error { return nil }
+func (w *readbackWorkload) endFrame(*frameState, uint64) error { return nil }
+
+func (w *readbackWorkload) memory() memory.Holder { return w.p }
+
+func (w *readbackWorkload) written() uint64 { return w.copied }
 
 // check has nothing of its own to check: the pool's buffers are checked
 // by every read of the others.
 func (w *readbackWorkload) check(*rand.Rand, int) (int, error) { return 0, nil }
-
-// buffers returns nothing: the pool's buffers are whole device buffers,
-// each leased whole; the summary counts them.
-func (w *readbackWorkload) buffers() []inspect.Buffer { return nil }
-
-func (w *readbackWorkload) rows() []bufferRow {
-	st := w.p.Stats()
-	return []bufferRow{{name: "pool/readback", category: "readback", allocs: st.Acquires, live: st.Leased, written: w.copied,
-		occupied: st.BytesLeased, reserved: st.BytesLeased, capacity: st.BytesHeld,
-		free: st.BytesIdle, largest: st.BytesIdle}}
-}
 
 func (w *readbackWorkload) notes() []string {
 	st := w.p.Stats()

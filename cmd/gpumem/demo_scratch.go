@@ -5,7 +5,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
-	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/ring"
 )
 
@@ -29,19 +29,24 @@ const (
 // and read-back checks.
 type scratchWorkload struct {
 	frameLog
-	a *ring.Frame
+	a     *ring.Frame
+	scale int
 }
 
-func newScratchWorkload(dev *lagged, rb *readbackWorkload) (*scratchWorkload, error) {
-	a, err := ring.NewFrame(dev, ring.FrameOptions{Label: "scratch", BlockBytes: scratchBlockBytes,
+func newScratchWorkload(dev *lagged, scale int, rb *readbackWorkload) (*scratchWorkload, error) {
+	a, err := ring.NewFrame(dev, ring.FrameOptions{Label: "ring/scratch", BlockBytes: uint64(scale) * scratchBlockBytes,
 		Usage: device.Vertex | device.CopyDst | device.CopySrc})
 	if err != nil {
 		return nil, err
 	}
-	return &scratchWorkload{frameLog: frameLog{dev: dev, rb: rb}, a: a}, nil
+	return &scratchWorkload{frameLog: frameLog{dev: dev, rb: rb}, a: a, scale: scale}, nil
 }
 
 func (w *scratchWorkload) release() { w.a.Release() }
+
+func (w *scratchWorkload) memory() memory.Holder { return w.a }
+
+func (w *scratchWorkload) written() uint64 { return w.frameLog.written }
 
 func (w *scratchWorkload) frame(f *frameState) error {
 	w.open = constFrame{n: f.n}
@@ -49,8 +54,8 @@ func (w *scratchWorkload) frame(f *frameState) error {
 		if !f.inView[z] {
 			continue
 		}
-		lines := 16 + zoneRand(f.seed, z, scratchSalt).IntN(256) // the zone's bounds and paths
-		particles := f.rng.IntN(scratchZoneMax/scratchVertex - 2*lines)
+		lines := w.scale * (16 + zoneRand(f.seed, z, scratchSalt).IntN(256)) // the zone's bounds and paths
+		particles := f.rng.IntN(w.scale*scratchZoneMax/scratchVertex - 2*lines)
 		for _, b := range []struct {
 			what  string
 			verts int
@@ -58,7 +63,7 @@ func (w *scratchWorkload) frame(f *frameState) error {
 			if b.verts == 0 {
 				continue
 			}
-			if err := w.write(fmt.Sprintf("frame %d: zone%d %s", f.n, z, b.what), b.verts*scratchVertex); err != nil {
+			if err := w.write(f, fmt.Sprintf("frame %d: zone%d %s", f.n, z, b.what), b.verts*scratchVertex); err != nil {
 				return err
 			}
 		}
@@ -66,9 +71,11 @@ func (w *scratchWorkload) frame(f *frameState) error {
 	return nil
 }
 
-func (w *scratchWorkload) write(name string, n int) error {
+func (w *scratchWorkload) write(f *frameState, name string, n int) error {
 	tag, data := w.next(n)
+	t := f.gpumem.start()
 	s, err := w.a.Allocate(uint64(n))
+	f.gpumem.stop(t)
 	if err != nil {
 		return fmt.Errorf("scratch %s: %w", name, err)
 	}
@@ -79,53 +86,15 @@ func (w *scratchWorkload) write(name string, n int) error {
 	return nil
 }
 
-func (w *scratchWorkload) endFrame(fence uint64) error {
+func (w *scratchWorkload) endFrame(f *frameState, fence uint64) error {
 	w.dev.last = fence
-	if err := w.a.EndFrame(fence); err != nil {
+	t := f.gpumem.start()
+	err := w.a.EndFrame(fence)
+	f.gpumem.stop(t)
+	if err != nil {
 		return fmt.Errorf("scratch end frame: %w", err)
 	}
 	return w.end(fence)
-}
-
-// buffers returns the blocks of the frames in flight, oldest first.
-func (w *scratchWorkload) buffers() []inspect.Buffer {
-	var bufs []inspect.Buffer
-	for _, f := range w.held {
-		var regions []inspect.Region
-		var buf device.Buffer
-		for _, b := range f.blocks {
-			if buf != nil && b.s.Buffer != buf {
-				invariant.Broken("demo", "a scratch frame chained a block") // see scratchZoneMax
-			}
-			buf = b.s.Buffer
-			regions = append(regions, inspect.Region{Offset: b.s.Offset, Size: (b.s.Size + 3) &^ 3, Used: b.s.Size,
-				Kind: "ring", Name: b.name})
-		}
-		if buf == nil {
-			continue
-		}
-		b, err := inspect.NewBuffer(fmt.Sprintf("ring/scratch block of frame %d", f.n), "ring arena", buf.Size(), regions)
-		if err != nil {
-			invariant.Broken("demo", "scratch ranges overlap: %v", err) // the arena's invariant broke
-		}
-		b.Usage = buf.Desc().Usage.String()
-		bufs = append(bufs, b)
-	}
-	return bufs
-}
-
-func (w *scratchWorkload) rows() []bufferRow {
-	st := w.a.Stats()
-	row := bufferRow{name: "ring/scratch", category: "scratch", allocs: uint64(st.Allocs), written: w.written,
-		capacity: uint64(st.Blocks) * st.BlockBytes, growths: uint64(st.Chains)}
-	for _, b := range w.buffers() {
-		row.live += b.Stats.Allocations
-		row.occupied += b.Stats.OccupiedBytes
-		row.reserved += b.Stats.ReservedBytes
-	}
-	row.free = row.capacity - row.reserved
-	row.largest = row.free
-	return []bufferRow{row}
 }
 
 func (w *scratchWorkload) notes() []string {

@@ -7,8 +7,7 @@ import (
 
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
-	"github.com/gpumem/gpumem/inspect"
-	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // The textures workload registers each zone's textures in the bindless
@@ -18,8 +17,8 @@ import (
 // and a page is added only when every layer of its size is taken.
 const (
 	textureSalt          = 0x74657874
-	textureLoads         = 4 // textures registered a frame at most
-	textureLayersPerPage = 16
+	textureLoads         = 4  // textures registered a frame at most
+	textureLayersPerPage = 16 // at scale 1; times the scale, up to the device's layers
 	textureMaxPages      = 32
 )
 
@@ -30,6 +29,7 @@ var textureSizes = [...]uint32{32, 64, 128}
 // demoTexture is one texture of the scene; its id in the registry is its
 // name.
 type demoTexture struct {
+	zone int
 	name string
 	size uint32
 	tag  uint32
@@ -44,13 +44,14 @@ func (t *demoTexture) bytes() int { return int(t.size * t.size * 4) }
 type textureWorkload struct {
 	dev     device.Device
 	r       *bindless.Registry[string]
+	scale   int
 	zones   [demoZones]textureZone
 	live    []*demoTexture
 	nextTag uint32
 	scratch []byte
 	// Over the run.
 	registered, unregistered uint64
-	written                  uint64
+	bytes                    uint64 // texels registered
 	versions                 uint64 // Version changes seen: pages added
 	version                  uint64
 }
@@ -60,51 +61,65 @@ type textureZone struct {
 	loaded []*demoTexture
 }
 
-func newTextureWorkload(dev device.Device) (*textureWorkload, error) {
-	r, err := bindless.New[string](dev, bindless.Options{Label: "textures: ", LayersPerPage: textureLayersPerPage, MaxPages: textureMaxPages})
+func newTextureWorkload(dev device.Device, scale int) (*textureWorkload, error) {
+	layers := min(uint32(scale)*textureLayersPerPage, dev.Limits().MaxArrayLayers)
+	r, err := bindless.New[string](dev, bindless.Options{Label: "textures/", LayersPerPage: layers, MaxPages: textureMaxPages * (1 + scale/32)})
 	if err != nil {
 		return nil, err
 	}
-	return &textureWorkload{dev: dev, r: r, version: r.Version()}, nil
+	return &textureWorkload{dev: dev, r: r, scale: scale, version: r.Version()}, nil
 }
 
 func (w *textureWorkload) release() { w.r.Release() }
 
-func (w *textureWorkload) endFrame(uint64) error { return nil }
+func (w *textureWorkload) endFrame(*frameState, uint64) error { return nil }
+
+func (w *textureWorkload) memory() memory.Holder { return w.r }
+
+func (w *textureWorkload) written() uint64 { return w.bytes }
 
 func (w *textureWorkload) frame(f *frameState) error {
 	for z := range demoZones {
 		zn := &w.zones[z]
 		if zn.sizes == nil {
 			r := zoneRand(f.seed, z, textureSalt)
-			zn.sizes = make([]uint32, 3+r.IntN(6))
+			zn.sizes = make([]uint32, w.scale*(3+r.IntN(6)))
 			for i := range zn.sizes {
 				zn.sizes[i] = textureSizes[r.IntN(len(textureSizes))]
 			}
 		}
 		if !f.inView[z] {
 			for _, t := range zn.loaded {
-				if err := w.r.Unregister(t.name); err != nil {
+				tm := f.gpumem.start()
+				err := w.r.Unregister(t.name)
+				f.gpumem.stop(tm)
+				if err != nil {
 					return fmt.Errorf("unregister %s: %w", t.name, err)
 				}
 				w.unregistered++
-				w.live = slices.DeleteFunc(w.live, func(x *demoTexture) bool { return x == t })
+			}
+			if len(zn.loaded) > 0 {
+				w.live = slices.DeleteFunc(w.live, func(x *demoTexture) bool { return x.zone == z })
 			}
 			zn.loaded = zn.loaded[:0]
 		}
 	}
-	budget := textureLoads
+	budget := textureLoads * w.scale
 	for z := range demoZones {
 		zn := &w.zones[z]
 		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.sizes) {
 			i := len(zn.loaded)
 			w.nextTag++
-			t := &demoTexture{name: fmt.Sprintf("zone%d/tex%d", z, i), size: zn.sizes[i], tag: w.nextTag}
-			if _, err := w.r.Register(t.name, t.key(), fill(&w.scratch, t.tag, t.bytes())); err != nil {
+			t := &demoTexture{zone: z, name: fmt.Sprintf("zone%d/tex%d", z, i), size: zn.sizes[i], tag: w.nextTag}
+			texels := fill(&w.scratch, t.tag, t.bytes())
+			tm := f.gpumem.start()
+			_, err := w.r.Register(t.name, t.key(), texels)
+			f.gpumem.stop(tm)
+			if err != nil {
 				return fmt.Errorf("register %s: %w", t.name, err)
 			}
 			w.registered++
-			w.written += uint64(t.bytes())
+			w.bytes += uint64(t.bytes())
 			w.live = append(w.live, t)
 			zn.loaded = append(zn.loaded, t)
 			budget--
@@ -140,56 +155,6 @@ func (w *textureWorkload) checkOne(t *demoTexture) error {
 		return fmt.Errorf("%s: read back: %w", t.name, err)
 	}
 	return verify(got, t.tag, t.name+" texels")
-}
-
-// buffers returns one buffer per page, in binding order: a region per
-// layer in use.
-func (w *textureWorkload) buffers() []inspect.Buffer {
-	pages := w.r.Pages()
-	regions := make([][]inspect.Region, len(pages))
-	add := func(h bindless.Handle, name string) {
-		lb := pages[h.Page()].Desc().LayerBytes()
-		regions[h.Page()] = append(regions[h.Page()], inspect.Region{Offset: uint64(h.Layer()) * lb, Size: lb,
-			Kind: "texture", Name: name})
-	}
-	add(w.r.White(), "white (default)")
-	add(w.r.Black(), "black (default)")
-	add(w.r.FlatNormal(), "flat normal (default)")
-	for _, t := range w.live {
-		h, _ := w.r.Handle(t.name)
-		add(h, t.name)
-	}
-	bufs := make([]inspect.Buffer, len(pages))
-	for i, p := range pages {
-		d := p.Desc()
-		b, err := inspect.NewBuffer(fmt.Sprintf("textures/page %d: %dx%d %v", i, d.Width, d.Height, d.Format),
-			"bindless page", uint64(d.Layers)*d.LayerBytes(), regions[i])
-		if err != nil {
-			invariant.Broken("demo", "texture layers overlap: %v", err) // the registry's invariant broke
-		}
-		b.ElemBytes, b.Layers = uint32(d.LayerBytes()), d.Layers
-		b.Usage = d.Usage.String()
-		bufs[i] = b
-	}
-	return bufs
-}
-
-// rows returns one row for the pages: registrations are allocations,
-// pages added are growths; layers are all of a size within a bucket, so
-// free layers do not fragment.
-func (w *textureWorkload) rows() []bufferRow {
-	row := bufferRow{name: "textures/pages", category: "texture", allocs: w.registered, written: w.written}
-	for _, b := range w.buffers() {
-		s := b.Stats
-		row.live += s.Allocations
-		row.occupied += s.OccupiedBytes
-		row.reserved += s.ReservedBytes
-		row.capacity += s.CapacityBytes
-		row.free += s.FreeBytes
-		row.largest += s.FreeBytes
-	}
-	row.growths = uint64(w.r.NumPages())
-	return []bufferRow{row}
 }
 
 func (w *textureWorkload) notes() []string {

@@ -65,8 +65,9 @@ func (r *demoResult) writeReport(w io.Writer) error {
 		{"plot-fragmentation", inspect.Plot{Title: "Fragmentation: 1 - largest free / free (mesh slabs and meshlet arenas)", Unit: inspect.UnitRatio, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
 			{Name: "fragmentation", Color: inspect.KindColor("texture"), Fill: true, Values: series(func(f frameRecord) float64 { return f.fragmentation })},
 		}}},
-		{"plot-time", inspect.Plot{Title: "Time per frame (CPU, including device waits for read-back checks)", Unit: inspect.UnitMillis, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
-			{Name: "time", Color: "#5f6b76", Values: series(func(f frameRecord) float64 { return float64(f.dur) / float64(time.Millisecond) })},
+		{"plot-time", inspect.Plot{Title: "Time per frame (CPU): the whole frame, with the demo's checks and device waits, and gpumem's calls alone", Unit: inspect.UnitMillis, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
+			{Name: "frame", Color: "#5f6b76", Values: series(func(f frameRecord) float64 { return float64(f.dur) / float64(time.Millisecond) })},
+			{Name: "gpumem's calls (Flush, Sweep, ring, pool, registry)", Color: inspect.KindColor("vertex"), Fill: true, Values: series(func(f frameRecord) float64 { return float64(f.gpumem) / float64(time.Millisecond) })},
 		}}},
 	}
 	var plotSecs []plotSection
@@ -114,10 +115,10 @@ func (r *demoResult) frameNote(f int, d *inspect.Dump) string {
 	}
 	rec := r.records[f-1]
 	t := d.Totals
-	s := fmt.Sprintf("This frame: %d moves recorded (%s), %s uploaded; %d allocations moved, striped on the map, %d moves of them in the table",
-		rec.moves, inspect.FormatBytes(rec.bytesMoved), inspect.FormatBytes(rec.uploaded), t.Moving, t.FrameMoves)
-	if t.FrameMoves < rec.moves {
-		s += fmt.Sprintf(" (the other %d moved arrays that the frame then replaced, or moved again within one Flush: no stripe of their own)", rec.moves-t.FrameMoves)
+	s := fmt.Sprintf("This frame: %d moves recorded (%s), %s uploaded; %d allocations moved, striped on the map (at another place than the frame before, at the same size)",
+		t.FrameMoves, inspect.FormatBytes(t.FrameBytesMoved), inspect.FormatBytes(rec.uploaded), t.Moving)
+	if t.FrameMoves > uint64(t.Moving) {
+		s += fmt.Sprintf("; the other %d moves moved allocations the frame then freed or moved again: no stripe of their own", t.FrameMoves-uint64(t.Moving))
 	}
 	s += "."
 	if len(rec.rebind) > 0 {
