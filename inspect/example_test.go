@@ -2,7 +2,12 @@ package inspect_test
 
 import (
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/mesh"
+	"github.com/gpumem/gpumem/ring"
 
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
@@ -90,4 +95,47 @@ func Example() {
 	//  }
 	// }
 	// fragmentation 0.40
+}
+
+// One call maps a program's memory: every manager is a memory.Holder, so
+// Snapshot takes a dump of any set of them, which WriteHTML (or
+// WriteSVG, WritePNG, WriteJSON) turns into a memory map.
+func ExampleSnapshot() {
+	dev, _ := host.New(host.Options{})
+	defer dev.Release()
+	meshes, _ := mesh.New(dev, mesh.Options{Label: "meshes"})
+	defer meshes.Release()
+	constants, _ := ring.NewBuffer(dev, ring.BufferOptions{Label: "constants"})
+	defer constants.Release()
+
+	// A frame: two meshes and a block of constants.
+	tri := mesh.Mesh{VertexStride: 12, Vertices: make([]byte, 3*12), IndexFormat: mesh.Uint16, Indices: make([]byte, 3*2)}
+	h, _ := meshes.Add(tri)
+	meshes.Add(tri)
+	meshes.Flush()
+	constants.Write(make([]byte, 208))
+
+	d := inspect.Snapshot("host", "frame 1", meshes, constants)
+	names := map[string]string{h.String(): "triangle"}
+	d.Rename(func(r inspect.Region) string { return names[r.Name] })
+	for _, b := range d.Buffers {
+		fmt.Printf("%s (%s): %d allocations, %d of %d bytes\n", b.Name, b.Kind, b.Stats.Allocations, b.Stats.OccupiedBytes, b.CapacityBytes)
+		for _, r := range b.Regions {
+			if r.Live() {
+				fmt.Printf("  %s %s at %d, %d bytes\n", r.Kind, r.Name, r.Offset, r.Used)
+			}
+		}
+	}
+	if err := inspect.WriteHTML(io.Discard, &d); err != nil { // or to a file: the map
+		fmt.Println(err)
+	}
+	// Output:
+	// meshes: slab of 12-byte vertices #1 (mesh slab): 2 allocations, 72 of 1048584 bytes
+	//   vertex triangle at 0, 36 bytes
+	//   vertex handle 1.1 at 36, 36 bytes
+	// meshes: slab of uint16 indices #2 (mesh slab): 2 allocations, 12 of 1048576 bytes
+	//   index triangle at 0, 6 bytes
+	//   index handle 1.1 at 8, 6 bytes
+	// constants (ring): 1 allocations, 256 of 65536 bytes
+	//   ring open frame at 0, 256 bytes
 }
