@@ -59,8 +59,9 @@
 //	}
 //
 // A region's "state" is "used" (a live allocation), "moving" (a live
-// allocation whose bytes are being moved: its move is recorded and the GPU
-// may still be running it) or "free". "used" (the bytes asked for, at most
+// allocation that moved during the dump's frame: MarkMoved found it at
+// another place of its buffer in the snapshot before, at the same size)
+// or "free". "used" (the bytes asked for, at most
 // "size"), "kind" and "name" are absent for free regions; "kind" is the
 // owner's kind ("vertex", "index", "meshlet-data", ...), which the maps
 // color by.

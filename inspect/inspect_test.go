@@ -163,20 +163,6 @@ func TestReadJSONRejects(t *testing.T) {
 	}
 }
 
-func TestNewBufferRejects(t *testing.T) {
-	for _, regs := range [][]inspect.Region{
-		{{Offset: 0, Size: 0}},
-		{{Offset: 0, Size: 8}, {Offset: 4, Size: 8}},
-		{{Offset: 60, Size: 8}},
-		{{Offset: 0, Size: 8, State: inspect.StateFree}},
-		{{Offset: 0, Size: 8, Used: 9}},
-	} {
-		if _, err := memory.NewBuffer("b", "k", 64, regs); !errors.Is(err, memory.ErrInvalidRegion) {
-			t.Errorf("%+v: error %v, want ErrInvalidRegion", regs, err)
-		}
-	}
-}
-
 // TestRender draws the sample in every format and checks the output is
 // deterministic and well formed. GPUMEM_INSPECT_OUT=dir keeps the files.
 func TestRender(t *testing.T) {
