@@ -28,7 +28,9 @@ func TestNewBufferRejects(t *testing.T) {
 // TestCheck is a table of buffers and whether they are well formed.
 func TestCheck(t *testing.T) {
 	free := func(off, n uint64) memory.Region { return memory.Region{Offset: off, Size: n, State: memory.StateFree} }
-	used := func(off, n uint64) memory.Region { return memory.Region{Offset: off, Size: n, Used: n, State: memory.StateUsed} }
+	used := func(off, n uint64) memory.Region {
+		return memory.Region{Offset: off, Size: n, Used: n, State: memory.StateUsed}
+	}
 	for _, tt := range []struct {
 		name string
 		b    memory.Buffer
