@@ -57,6 +57,8 @@ type part struct {
 	slab *slab
 	h    arena.Handle
 	own  device.Buffer
+	// queued: the Flush in progress has queued the array's upload.
+	queued bool
 }
 
 func (p *part) placed() bool { return p.slab != nil || p.own != nil }
@@ -109,13 +111,14 @@ type Allocator struct {
 	slabSeq  uint64 // the newest slab's seq
 
 	// Per-Flush scratch, reused.
-	groups   map[Layout][]piece
-	order    []Layout
-	placed   []piece
-	scratch  []piece
-	unplaced []piece
-	pad      []byte // scratch for an array's last slot, padded with zeros
-	runs     runs   // the frame's slab uploads, coalesced (flush.go)
+	groups    map[Layout][]piece
+	order     []Layout
+	placed    []piece
+	scratch   []piece
+	pieceKeys []uint64 // sortPieces' keys
+	unplaced  []piece
+	pad       []byte // scratch for an array's last slot, padded with zeros
+	runs      runs   // the frame's slab uploads, coalesced (flush.go)
 
 	moved     []Handle // since the last Moved call
 	movedOut  []Handle // Moved's result

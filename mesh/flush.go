@@ -114,33 +114,51 @@ func (a *Allocator) flush() error {
 			return err
 		}
 	}
+	// Queue the uploads: the arrays placed in slabs now first, in the
+	// order they were placed (mostly by slab and offset already, which
+	// makes the sort in uploadRuns cheap), then the rest: rewrites in
+	// place, and arrays in buffers of their own, uploaded at once.
 	a.runs.ups = a.runs.ups[:0]
-	for _, h := range a.pending {
-		r := &a.recs[h.idx]
-		if !r.live || r.gen != h.gen {
-			continue
+	defer a.runs.reset()
+	for _, pc := range a.placed {
+		if a.recs[pc.idx].parts[pc.kind].slab == nil {
+			continue // in the second loop
 		}
-		for k := range r.parts {
-			p := &r.parts[k]
-			if p.elems == 0 {
-				continue
-			}
-			if p.slab == nil {
-				if err := a.upload(p, r.data[k]); err != nil {
+		if err := a.queueUpload(pc.idx, pc.kind); err != nil {
+			return err
+		}
+	}
+	for _, h := range a.pending {
+		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
+			for k := range r.parts {
+				if err := a.queueUpload(h.idx, Kind(k)); err != nil {
 					return err
 				}
-				continue
 			}
-			off, err := p.slab.ar.Offset(p.h)
-			if err != nil {
-				return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
-			}
-			a.runs.ups = append(a.runs.ups, slabUpload{
-				slab: p.slab, off: uint64(off) * uint64(p.slab.ar.ElemSize()), p: p, data: r.data[k],
-			})
 		}
 	}
 	return a.uploadRuns()
+}
+
+// queueUpload queues the upload of array k of record idx to its slab,
+// unless it has none or is queued already (p.queued, reset when flush
+// returns); an array in a buffer of its own is uploaded at once.
+func (a *Allocator) queueUpload(idx uint32, k Kind) error {
+	r := &a.recs[idx]
+	p := &r.parts[k]
+	switch {
+	case p.elems == 0 || p.queued:
+		return nil
+	case p.slab == nil:
+		return a.upload(p, r.data[k])
+	}
+	off, err := p.slab.ar.Offset(p.h)
+	if err != nil {
+		return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
+	}
+	p.queued = true
+	a.runs.ups = append(a.runs.ups, slabUpload{slab: p.slab, off: uint64(off) * uint64(p.slab.ar.ElemSize()), p: p, data: r.data[k]})
+	return nil
 }
 
 // Uploads into slabs are coalesced: the arrays of a frame sit mostly side
@@ -164,21 +182,56 @@ type slabUpload struct {
 
 // runs is the per-Flush scratch of coalesced uploads.
 type runs struct {
-	ups []slabUpload
-	buf []byte // one run's bytes
+	ups    []slabUpload // in the order added
+	keys   []upKey      // ups by slab and offset
+	sorted []slabUpload
+	buf    []byte // one run's bytes
+}
+
+// upKey orders an upload: its slab's seq above its offset.
+type upKey struct {
+	key uint64
+	i   uint32 // index in ups
+}
+
+// reset unmarks the queued arrays and drops the references to the
+// frame's data.
+func (r *runs) reset() {
+	for _, u := range r.ups {
+		u.p.queued = false
+	}
+	clear(r.ups)
+	clear(r.sorted)
+	r.ups, r.sorted = r.ups[:0], r.sorted[:0]
+}
+
+// sortedUps returns the uploads sorted by slab (creation order) and
+// offset. It sorts 16-byte keys rather than the uploads themselves.
+func (r *runs) sortedUps() []slabUpload {
+	r.keys = r.keys[:0]
+	for i, u := range r.ups {
+		if u.slab.seq >= 1<<20 || u.off >= 1<<44 {
+			// Beyond the packed key: sort the uploads themselves.
+			slices.SortFunc(r.ups, func(x, y slabUpload) int {
+				return cmp.Or(cmp.Compare(x.slab.seq, y.slab.seq), cmp.Compare(x.off, y.off))
+			})
+			return r.ups
+		}
+		r.keys = append(r.keys, upKey{u.slab.seq<<44 | u.off, uint32(i)})
+	}
+	slices.SortFunc(r.keys, func(x, y upKey) int { return cmp.Compare(x.key, y.key) })
+	r.sorted = r.sorted[:0]
+	for _, k := range r.keys {
+		r.sorted = append(r.sorted, r.ups[k.i])
+	}
+	return r.sorted
 }
 
 // uploadRuns writes a.runs.ups, sorted by slab and offset, one write per
 // run of adjacent arrays in a slab. An array alone is written as upload
 // writes it, without a copy. It allocates only to grow its scratch.
 func (a *Allocator) uploadRuns() error {
-	ups := a.runs.ups
-	slices.SortFunc(ups, func(x, y slabUpload) int {
-		if x.slab != y.slab {
-			return cmp.Compare(x.slab.seq, y.slab.seq)
-		}
-		return cmp.Compare(x.off, y.off)
-	})
+	ups := a.runs.sortedUps()
 	for i := 0; i < len(ups); {
 		first := ups[i]
 		end := first.off + a.bytes(first.p)
@@ -210,8 +263,6 @@ func (a *Allocator) uploadRuns() error {
 		}
 		i = j
 	}
-	clear(a.runs.ups) // drop the references to the frame's data
-	a.runs.ups = ups[:0]
 	return nil
 }
 
@@ -247,15 +298,7 @@ func (a *Allocator) placeOwn(p *part, pc piece) error {
 
 // placeGroup places pieces, all of layout l, in l's slabs; see above.
 func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
-	// Largest first, then by record: the pieces of a group share their
-	// layout, and so their Kind.
-	byOrder := func(x, y piece) int {
-		if x.slots != y.slots {
-			return cmp.Compare(y.slots, x.slots)
-		}
-		return cmp.Compare(x.idx, y.idx)
-	}
-	slices.SortFunc(pieces, byOrder)
+	a.sortPieces(pieces)
 	sh := a.set.shape(l)
 	maxCount := int(a.set.MaxMeshesPerSlab) - 2 // a batch's allocations, leaving nodes for the free region after them and one more
 	rest := pieces
@@ -285,7 +328,7 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 			// At its maximum after all, or the device refused the growth:
 			// the batch goes on to the next slab or a new one.
 			rest = append(left, batch...)
-			slices.SortFunc(rest, byOrder)
+			a.sortPieces(rest)
 			continue
 		}
 		if err != nil {
@@ -316,6 +359,28 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 		rest = append(left, unplaced...)
 	}
 	return nil
+}
+
+// sortPieces sorts the pieces of one group, largest first, then by
+// record. They share their layout, and so their Kind, and each is a
+// (slots, record) pair whose need follows from its slots; so it sorts
+// them as packed keys, without a comparison function.
+func (a *Allocator) sortPieces(pieces []piece) {
+	if len(pieces) < 2 {
+		return
+	}
+	keys := a.pieceKeys[:0]
+	for _, pc := range pieces {
+		keys = append(keys, uint64(^pc.slots)<<32|uint64(pc.idx))
+	}
+	slices.Sort(keys)
+	kind := pieces[0].kind
+	for i, k := range keys {
+		slots := ^uint32(k >> 32)
+		need, _ := arena.RoundUp(slots) // dedicated() found it in range
+		pieces[i] = piece{idx: uint32(k), kind: kind, slots: slots, need: need}
+	}
+	a.pieceKeys = keys
 }
 
 // fill places, without any growth, the pieces that fit in s's free space
