@@ -81,8 +81,11 @@ type demoConfig struct {
 	report string
 	dump   string
 	// scale multiplies the scene's meshes, meshlet batches, textures and
-	// per-frame constants and scratch, and what streams in a frame.
+	// per-draw constants, and what a frame may stream in.
 	scale int
+	// speed is the camera's speed in zones a frame; the meshes' level of
+	// detail changes and rewrites go with it.
+	speed float64
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
@@ -98,7 +101,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.frames, "frames", 300, "simulate `N` frames")
 	fs.StringVar(&cfg.report, "o", "gpumem-report.html", "write the HTML report to `FILE` (\"\" for none)")
 	fs.StringVar(&cfg.dump, "dump", "", "write the last frame's JSON dump to `FILE` (for gpumem map)")
-	fs.IntVar(&cfg.scale, "scale", 1, "`N` times the meshes, meshlet batches, textures, constants and scratch of the scene, and what streams in a frame")
+	fs.IntVar(&cfg.scale, "scale", 1, "`N` times the meshes, meshlet batches, textures and per-draw constants of the scene, and what may stream in a frame")
+	fs.Float64Var(&cfg.speed, "speed", demoSpeed, "the camera moves `Z` zones a frame (the meshes' changes of detail and rewrites go with it): what streams in a second is about proportional to scale times speed")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -110,6 +114,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return usagef("-frames %d: want 1 to 100000", cfg.frames)
 	case cfg.scale < 1 || cfg.scale > maxScale:
 		return usagef("-scale %d: want 1 to %d", cfg.scale, maxScale)
+	case !(cfg.speed > 0 && cfg.speed <= 1): // NaN too
+		return usagef("-speed %v: want above 0, at most 1", cfg.speed)
 	}
 	if err := checkDevice(cfg.device, true); err != nil {
 		return err
@@ -227,6 +233,9 @@ type frameState struct {
 	rng    *rand.Rand
 	seed   uint64
 	scale  int
+	// churn scales the changes a frame makes to what is loaded (levels of
+	// detail, rewrites) with the camera's speed: 1 at the default speed.
+	churn float64
 	// gpumem is the time spent in the managers' calls this frame.
 	gpumem *stopwatch
 	// names maps an owner's name in the managers' memory (a handle) to
@@ -324,6 +333,10 @@ type frameRecord struct {
 	// copied into read-back buffers.
 	moves, bytesMoved             uint64
 	uploaded, grownCopy, readBack uint64
+	// streamed is the part of uploaded that loads the scene (meshes,
+	// meshlet batches, textures), not the frame's own data (constants,
+	// scratch).
+	streamed uint64
 	// byCategory is the capacity held for each of categories.
 	byCategory []uint64
 	// rebind lists the buffers replaced or added in the frame (growths,
@@ -377,13 +390,13 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	// shows the sweep at work (moving allocations are striped).
 	var prev, busiest inspect.Dump
 	var busiestMoves uint64
-	var written, readBack uint64
+	var written, streamed, readBack uint64
 	start := time.Now()
 	for n := 1; n <= cfg.frames; n++ {
 		t0 := time.Now()
 		sw.d = 0
-		f := &frameState{n: n, rng: rng, seed: cfg.seed, scale: cfg.scale, gpumem: sw, names: names}
-		cam := float64(n-1) * demoSpeed
+		f := &frameState{n: n, rng: rng, seed: cfg.seed, scale: cfg.scale, churn: cfg.speed / demoSpeed, gpumem: sw, names: names}
+		cam := float64(n-1) * cfg.speed
 		for z := range demoZones {
 			d := math.Abs(float64(z) - math.Mod(cam, demoZones))
 			d = min(d, demoZones-d)
@@ -426,14 +439,18 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 		res.records = append(res.records, record(rec, &d, &prev, n))
 		r := &res.records[len(res.records)-1]
 		for _, w := range ws {
-			if _, ok := w.(*readbackWorkload); ok {
+			switch w.(type) {
+			case *readbackWorkload:
 				r.readBack = w.written() - readBack
 				readBack = w.written()
 				continue
+			case *meshWorkload, *meshletWorkload, *textureWorkload:
+				r.streamed += w.written()
 			}
 			r.uploaded += w.written()
 		}
 		r.uploaded, written = r.uploaded-written, r.uploaded
+		r.streamed, streamed = r.streamed-streamed, r.streamed
 		if mapAt[n] {
 			res.maps = append(res.maps, d)
 		}
@@ -538,7 +555,7 @@ func newWorkloads(dev device.Device, scale int, sw *stopwatch) ([]workload, erro
 		func() (workload, error) { return newMeshletWorkload(dev, scale, rb) },
 		func() (workload, error) { return newTextureWorkload(dev, scale) },
 		func() (workload, error) { return newConstantsWorkload(gpu, scale, rb) },
-		func() (workload, error) { return newScratchWorkload(gpu, scale, rb) },
+		func() (workload, error) { return newScratchWorkload(gpu, rb) },
 	} {
 		w, err := mk()
 		if err != nil {
@@ -692,7 +709,7 @@ func (r *demoResult) writeSummary(w io.Writer) {
 		fmt.Fprintln(w, n)
 	}
 	var fragSum float64
-	var peakMoves, moves, uploaded, peakOccupied uint64
+	var peakMoves, moves, uploaded, streamed, peakOccupied uint64
 	peakLive := 0
 	durs := make([]time.Duration, len(r.records))
 	gpu := make([]time.Duration, len(r.records))
@@ -701,15 +718,24 @@ func (r *demoResult) writeSummary(w io.Writer) {
 		peakMoves = max(peakMoves, rec.moves)
 		moves += rec.moves
 		uploaded += rec.uploaded
+		streamed += rec.streamed
 		peakOccupied = max(peakOccupied, rec.occupied)
 		peakLive = max(peakLive, rec.live)
 		durs[i], gpu[i] = rec.dur, rec.gpumem
 	}
 	nf := uint64(len(r.records))
+	// The second half of the run streams at the steady rate: the first
+	// loads the zones in view from nothing.
+	var late uint64
+	for _, rec := range r.records[nf/2:] {
+		late += rec.streamed
+	}
 	fmt.Fprintf(w, "\nframes: %d; peak live allocations %d; fragmentation mean %s (of the mesh slabs and meshlet arenas); moves per frame mean %.1f, max %d\n",
 		nf, peakLive, pct(fragSum/float64(nf)), float64(moves)/float64(nf), peakMoves)
-	fmt.Fprintf(w, "resident: %s occupied at the last frame, %s at the peak; streamed in: %s a frame on average, %s a second at 60 frames a second\n",
-		inspect.FormatBytes(r.last.Totals.OccupiedBytes), inspect.FormatBytes(peakOccupied), inspect.FormatBytes(uploaded/nf), inspect.FormatBytes(60*uploaded/nf))
+	fmt.Fprintf(w, "resident: %s occupied at the last frame, %s at the peak; streamed in (meshes, meshlets, textures): %s a frame on average,\n"+
+		"  %s a second at 60 frames a second (%s a second over the second half of the run); uploaded in all, with constants and scratch: %s a frame\n",
+		inspect.FormatBytes(r.last.Totals.OccupiedBytes), inspect.FormatBytes(peakOccupied), inspect.FormatBytes(streamed/nf),
+		inspect.FormatBytes(60*streamed/nf), inspect.FormatBytes(60*late/(nf-nf/2)), inspect.FormatBytes(uploaded/nf))
 	fmt.Fprintf(w, "time per frame: median %s, 99th percentile %s, max %s; of it in gpumem's calls (Flush, Sweep, ring, pool, registry): median %s, 99th percentile %s, max %s (timings vary from run to run)\n",
 		ms(quantile(durs, 0.5)), ms(quantile(durs, 0.99)), ms(quantile(durs, 1)), ms(quantile(gpu, 0.5)), ms(quantile(gpu, 0.99)), ms(quantile(gpu, 1)))
 	fmt.Fprintf(w, "read back: %d items spot-checked during the run, and all %d live meshes, batches, textures and blocks of frames in flight at the end: every byte intact\n", r.spot, r.final)

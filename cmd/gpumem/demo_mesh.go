@@ -90,9 +90,12 @@ type meshWorkload struct {
 	// back at its size of the frame before (a level of detail there and
 	// back) is at another place at the same size, as if it had moved.
 	replaced map[string]bool
+	// lods and rewrites are the changes of detail and rewrites the frames
+	// so far owe, fractions carried over.
+	lods, rewrites float64
 	// Over the run: Add, Modify of other sizes, Modify in place, Remove,
 	// and the meshes Moved reported.
-	adds, lods, rewrites, removes, reported uint64
+	adds, replacedN, rewritten, removes, reported uint64
 }
 
 // meshZone is one zone's meshes: their sizes and layouts, and the loaded
@@ -183,7 +186,8 @@ func (w *meshWorkload) frame(f *frameState) error {
 	}
 	// Level of detail: a few meshes swap to a finer or coarser version:
 	// other sizes, so new ranges at the Flush.
-	for range meshLODs * w.scale {
+	w.lods += meshLODs * float64(w.scale) * f.churn
+	for ; w.lods >= 1; w.lods-- {
 		if len(w.live) == 0 {
 			break
 		}
@@ -198,10 +202,11 @@ func (w *meshWorkload) frame(f *frameState) error {
 			return fmt.Errorf("modify %s: %w", m.name, err)
 		}
 		w.replaced[m.name] = true
-		w.lods++
+		w.replacedN++
 	}
 	// Animated meshes rewrite their vertices: same sizes, same ranges.
-	for range w.scale {
+	w.rewrites += float64(w.scale) * f.churn
+	for ; w.rewrites >= 1; w.rewrites-- {
 		if len(w.live) == 0 {
 			break
 		}
@@ -211,7 +216,7 @@ func (w *meshWorkload) frame(f *frameState) error {
 		if err := w.modify(f, m); err != nil {
 			return fmt.Errorf("rewrite %s: %w", m.name, err)
 		}
-		w.rewrites++
+		w.rewritten++
 	}
 	t := f.gpumem.start()
 	err := w.a.Flush()
@@ -315,7 +320,7 @@ func (w *meshWorkload) notes() []string {
 	st := w.a.Stats()
 	return []string{
 		fmt.Sprintf("meshes: %d added, %d re-placed at another level of detail, %d rewritten in place, %d removed;",
-			w.adds, w.lods, w.rewrites, w.removes),
+			w.adds, w.replacedN, w.rewritten, w.removes),
 		fmt.Sprintf("  %d flushes uploaded %s; %d slabs created, %d released, %d alive; Moved reported %d meshes",
 			st.Flushes, inspect.FormatBytes(st.BytesUploaded), st.SlabsCreated, st.SlabsReleased, st.Slabs, w.reported),
 	}

@@ -29,17 +29,16 @@ const (
 // and read-back checks.
 type scratchWorkload struct {
 	frameLog
-	a     *ring.Frame
-	scale int
+	a *ring.Frame
 }
 
-func newScratchWorkload(dev *lagged, scale int, rb *readbackWorkload) (*scratchWorkload, error) {
-	a, err := ring.NewFrame(dev, ring.FrameOptions{Label: "ring/scratch", BlockBytes: uint64(scale) * scratchBlockBytes,
+func newScratchWorkload(dev *lagged, rb *readbackWorkload) (*scratchWorkload, error) {
+	a, err := ring.NewFrame(dev, ring.FrameOptions{Label: "ring/scratch", BlockBytes: scratchBlockBytes,
 		Usage: device.Vertex | device.CopyDst | device.CopySrc})
 	if err != nil {
 		return nil, err
 	}
-	return &scratchWorkload{frameLog: frameLog{dev: dev, rb: rb}, a: a, scale: scale}, nil
+	return &scratchWorkload{frameLog: frameLog{dev: dev, rb: rb}, a: a}, nil
 }
 
 func (w *scratchWorkload) release() { w.a.Release() }
@@ -54,8 +53,8 @@ func (w *scratchWorkload) frame(f *frameState) error {
 		if !f.inView[z] {
 			continue
 		}
-		lines := w.scale * (16 + zoneRand(f.seed, z, scratchSalt).IntN(256)) // the zone's bounds and paths
-		particles := f.rng.IntN(w.scale*scratchZoneMax/scratchVertex - 2*lines)
+		lines := 16 + zoneRand(f.seed, z, scratchSalt).IntN(256) // the zone's bounds and paths
+		particles := f.rng.IntN(scratchZoneMax/scratchVertex - 2*lines)
 		for _, b := range []struct {
 			what  string
 			verts int

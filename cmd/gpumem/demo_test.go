@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestDemoHost(t *testing.T) {
 	out, dir := runDemoTest(t, "-device", "host", "-frames", "60", "-seed", "7")
 	for _, want := range []string{"gpumem demo: 60 frames, seed 7, on host", "meshes: slab of", "12-byte vertices", "20-byte vertices",
 		"24-byte vertices", "6-byte vertices", "uint16 indices", "uint32 indices", "meshlets/data", "meshlets/rows", "textures/bindless pages", "ring/constants", "ring/scratch", "pool/readback",
-		"total", "growths", "fragmentation", "time per frame", "in gpumem's calls", "99th percentile", "resident: ", "streamed in: ",
+		"total", "growths", "fragmentation", "time per frame", "in gpumem's calls", "99th percentile", "resident: ", "streamed in (meshes, meshlets, textures): ",
 		"every byte intact", "report: ", "dump: ",
 		"binding slots", "fence 58 of 60 completed", "2 in flight", "served by an idle buffer", "Moved reported"} {
 		if !strings.Contains(out, want) {
@@ -113,6 +114,27 @@ func TestDemoHost(t *testing.T) {
 	}
 }
 
+// TestDemoScale runs the scene at scale 3: three times the meshes,
+// batches and textures resident, and gpumem's own time reported apart.
+func TestDemoScale(t *testing.T) {
+	one, _ := runDemoTest(t, "-device", "host", "-frames", "40")
+	three, _ := runDemoTest(t, "-device", "host", "-frames", "40", "-scale", "3")
+	resident := func(out string) float64 {
+		m := regexp.MustCompile(`peak live allocations (\d+)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no peak live allocations in\n%s", out)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return float64(n)
+	}
+	if r := resident(three) / resident(one); r < 2.5 || r > 3.5 {
+		t.Errorf("scale 3 holds %.2f times the allocations of scale 1", r)
+	}
+	if !strings.Contains(three, ", scale 3, on host") || !strings.Contains(three, "of it in gpumem's calls") {
+		t.Errorf("summary at scale 3:\n%s", three)
+	}
+}
+
 // TestDemoWebGPU runs the demo on webgpu (where an adapter is found; in CI
 // it must be) and checks it gives the host's numbers.
 func TestDemoWebGPU(t *testing.T) {
@@ -145,6 +167,10 @@ func TestDemoUsage(t *testing.T) {
 	}{
 		{[]string{"demo", "-device", "cuda"}, 2, `-device "cuda": want host, webgpu, vulkan, metal, dx12 or gl`},
 		{[]string{"demo", "-frames", "0"}, 2, "-frames 0"},
+		{[]string{"demo", "-scale", "0"}, 2, "-scale 0"},
+		{[]string{"demo", "-scale", "100000"}, 2, "-scale 100000"},
+		{[]string{"demo", "-speed", "0"}, 2, "-speed 0"},
+		{[]string{"demo", "-speed", "NaN"}, 2, "-speed NaN"},
 		{[]string{"demo", "extra"}, 2, "unexpected arguments: extra"},
 		{[]string{"demo", "-nope"}, 2, "flag provided but not defined"},
 		{[]string{"demo", "-h"}, 0, "usage: gpumem demo"},
