@@ -35,7 +35,7 @@ func numbers(stdout string) string {
 	var keep []string
 	for _, l := range strings.Split(stdout, "\n") {
 		switch {
-		case strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "report:"), strings.HasPrefix(l, "dump:"):
+		case strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"), strings.HasPrefix(l, "report:"), strings.HasPrefix(l, "dump:"):
 			continue
 		case strings.HasPrefix(l, "gpumem demo:"):
 			l = regexp.MustCompile(`, on .*`).ReplaceAllString(l, "")
