@@ -72,7 +72,12 @@ const (
 	Fit
 )
 
-// fitProbe bounds how many regions of the lower bin Fit examines.
+// fitProbe bounds how many regions of the lower bin Fit examines. Most
+// lower-bin lists are shorter (on the shared traces, fits are found in a
+// bin's first region about two times in three), so the bound rarely stops a
+// walk; it keeps Allocate O(1). Refusals on the shared thinning trace, first
+// fit in the order of the list: 1,647 at 16, 1,672 at 8, 1,858 at 4, 2,388
+// at 1 (Exact 3,244; the Vulkan Memory Allocator's TLSF 1,786).
 const fitProbe = 16
 
 func (p Policy) String() string {
@@ -218,19 +223,38 @@ func (a *Allocator) refuse(size, spare uint32) error {
 }
 
 // search finds the free region Allocate serves size from, or none.
+//
+// Under Fit, a request whose size is not a bin bound first looks at the
+// regions of bin b, the bin its size rounds down to and the one just below
+// the bin Exact looks it up in: every region filed there is at least
+// binSize(b) and below binSize(b+1), so some may hold size units, and those
+// are the tighter fits. It examines up to fitProbe of them in list order and
+// takes the first that is large enough; when none is, it places as Exact
+// does. The walk is written here rather than in a function of its own: a call
+// costs Fit's Allocate about a tenth of its time on the replay traces.
 func (a *Allocator) search(size uint32) uint32 {
-	minBin := binRoundUp(size)
-	if a.policy == Fit {
-		if idx := a.searchBelow(size, minBin); idx != none {
-			return idx
+	b, exact := bin(size)
+	minBin := b
+	if !exact {
+		minBin++
+		// The leaf mask, in the Allocator, says whether bin b has a
+		// region at all, without touching its sentinel.
+		if a.policy == Fit && a.leafMask[b>>topBinShift&(numTopBins-1)]&(1<<(b&leafBinMask)) != 0 {
+			ns := a.array()
+			s := binList(b & (numBins - 1))
+			n := ns.at(s).binNext
+			for i := 0; n != s && i < fitProbe; i++ {
+				m := ns.at(n)
+				if m.size >= size {
+					return n
+				}
+				n = m.binNext
+			}
 		}
 	}
 	minTop := minBin >> topBinShift & (numTopBins - 1)
-	if a.topMask&(1<<minTop) != 0 {
-		leaf := uint32(a.leafMask[minTop]) &^ (1<<(minBin&leafBinMask) - 1)
-		if leaf != 0 {
-			return a.head(minTop<<topBinShift | uint32(bits.TrailingZeros32(leaf)))
-		}
+	if leaf := uint32(a.leafMask[minTop]) &^ (1<<(minBin&leafBinMask) - 1); leaf != 0 {
+		return a.head(minTop<<topBinShift | uint32(bits.TrailingZeros32(leaf)))
 	}
 	// Every bin of a higher top bin fits, since minBin was rounded up.
 	if top := a.topMask &^ (1<<(minTop+1) - 1); top != 0 {
@@ -240,41 +264,77 @@ func (a *Allocator) search(size uint32) uint32 {
 	return none
 }
 
-// searchBelow is Fit's look at the bin just below minBin, the bin size is
-// looked up in: regions filed there may be large enough too, and they are
-// the tighter fit. It examines at most fitProbe of them.
-func (a *Allocator) searchBelow(size, minBin uint32) uint32 {
-	if minBin == 0 || binSize(minBin) == uint64(size) {
-		return none // every region below is smaller than size
-	}
-	s := binList(minBin - 1)
-	n := a.at(s).binNext
-	for i := 0; n != s && i < fitProbe; i++ {
-		if a.at(n).size >= size {
-			return n
-		}
-		n = a.at(n).binNext
-	}
-	return none
-}
-
 // take turns free region idx into an allocation of size units at pad units
 // into the region; the pad before it and the remainder after it are filed
 // as free regions. The caller has checked the region is large enough and
 // that enough nodes are free for the splits.
+//
+// Without a pad (Fit's Allocate; AllocateAligned when the region is already
+// aligned) it unlinks and splits as Allocate's Exact path in hot.go does,
+// written out the same way, with the node array in a local and the masks
+// left alone when the remainder goes back into the bin the region came
+// from: the region may come from any place in its bin's list here, not only
+// the head. TestTakeMatchesAllocate keeps the two in step.
 func (a *Allocator) take(idx, pad, size uint32) Allocation {
+	if pad > 0 {
+		return a.takePadded(idx, pad, size)
+	}
+	ns := a.array()
+	n := ns.at(idx)
+	b := uint32(n.bin)
+	emptied := ns.unbin(n)
+	total := n.size
+	n.size = size
+	n.gen++ // now odd: used
+	a.freeUnits -= size
+	rest := total - size
+	if rest == 0 {
+		if emptied {
+			a.emptied(b)
+		}
+		a.freeRegions--
+		return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}
+	}
+
+	// file the remainder in a node from the stack, after n in address
+	// order; the free-region count is unchanged.
+	r := a.pop()
+	rb := binRoundDown(rest) & (numBins - 1)
+	rs := binList(rb)
+	head := ns.at(rs).binNext
+	if rb != b {
+		if emptied {
+			a.emptied(b)
+		}
+		if head == rs {
+			a.filled(rb)
+		}
+	}
+	ns.at(head).binPrev = r
+	ns.at(rs).binNext = r
+	next := n.next
+	rn := ns.at(r)
+	rn.off, rn.size, rn.bin = n.off+size, rest, uint8(rb)
+	rn.binPrev, rn.binNext = rs, head
+	rn.prev, rn.next = idx, next
+	ns.at(next).prev = r
+	n.next = r
+	return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}
+}
+
+// takePadded is take with a pad of at least one unit before the allocation,
+// through the general helpers: only AllocateAligned needs it.
+func (a *Allocator) takePadded(idx, pad, size uint32) Allocation {
 	a.unlink(idx)
 	n := a.at(idx)
 	total := n.size
-	if pad > 0 {
-		p := a.insert(n.off, pad)
-		a.at(p).prev = n.prev
-		a.at(p).next = idx
-		a.at(n.prev).next = p
-		n.prev = p
-		n.off += pad
-		total -= pad
-	}
+	p := a.insert(n.off, pad)
+	a.at(p).prev = n.prev
+	a.at(p).next = idx
+	a.at(n.prev).next = p
+	n.prev = p
+	n.off += pad
+	total -= pad
 	n.size = size
 	n.gen++ // now odd: used
 	if rest := total - size; rest > 0 {
