@@ -165,7 +165,7 @@ func (b *Budget) credit(n uint64) {
 
 // Account is a device.Device that charges what it creates to one name of
 // its Budget. Every method but CreateBuffer, CreateTexture and Release is
-// the device's own.
+// the device's own (FillBuffer too: see device.FillBuffer).
 type Account struct {
 	device.Device
 	b        *Budget
@@ -230,6 +230,12 @@ func (a *Account) CreateTexture(desc device.TextureDesc) (device.Texture, error)
 	a.bytes += n
 	a.textures++
 	return &texture{Texture: tex, a: a, bytes: n}, nil
+}
+
+// FillBuffer forwards to the device's FillBuffer (device.FillBuffer), so
+// that writes in place reach the device through an account.
+func (a *Account) FillBuffer(buf device.Buffer, offset, size uint64, fill func([]byte)) error {
+	return device.FillBuffer(a.Device, buf, offset, size, fill)
 }
 
 // Release releases the account, not the device: the buffers and textures

@@ -232,38 +232,64 @@ func (r *runs) sortedUps() []slabUpload {
 // writes it, without a copy. It allocates only to grow its scratch.
 func (a *Allocator) uploadRuns() error {
 	ups := a.runs.sortedUps()
+	belt := a.set.Belt
+	maxRun := uint64(maxRunBytes)
+	if belt != nil {
+		maxRun = min(maxRun, belt.ChunkBytes())
+	}
+	// The run being written and the fill that gathers it into the
+	// belt's chunk, made once.
+	var run []slabUpload
+	fill := func(dst []byte) { a.gather(dst, run) }
 	for i := 0; i < len(ups); {
 		first := ups[i]
 		end := first.off + a.bytes(first.p)
 		j := i + 1
-		for j < len(ups) && ups[j].slab == first.slab && ups[j].off == end && end+a.bytes(ups[j].p)-first.off <= maxRunBytes {
+		for j < len(ups) && ups[j].slab == first.slab && ups[j].off == end && end+a.bytes(ups[j].p)-first.off <= maxRun {
 			end += a.bytes(ups[j].p)
 			j++
 		}
-		if j == i+1 {
+		run = ups[i:j]
+		n := end - first.off
+		var err error
+		switch {
+		case belt != nil && n <= maxRun:
+			err = belt.UploadFunc(first.slab.ar.Buffer(), first.off, n, fill)
+		case j == i+1:
+			// Alone, and not through the belt: written from its own bytes.
 			if err := a.upload(first.p, first.data); err != nil {
 				return err
 			}
 			i = j
 			continue
+		default:
+			if uint64(cap(a.runs.buf)) < n {
+				a.runs.buf = make([]byte, n, max(n, min(2*uint64(cap(a.runs.buf)), maxRunBytes)))
+			}
+			a.gather(a.runs.buf[:n], run)
+			err = a.put(first.slab.ar.Buffer(), first.off, a.runs.buf[:n])
 		}
-		n := end - first.off
-		if uint64(cap(a.runs.buf)) < n {
-			a.runs.buf = make([]byte, n, max(n, min(2*uint64(cap(a.runs.buf)), maxRunBytes)))
-		}
-		run := a.runs.buf[:n]
-		for _, u := range ups[i:j] {
-			at := u.off - first.off
-			copied := copy(run[at:], u.data)
-			clear(run[at+uint64(copied) : at+a.bytes(u.p)])
-			a.stats.BytesUploaded += uint64(len(u.data))
-		}
-		if err := a.put(first.slab.ar.Buffer(), first.off, run); err != nil {
+		if err != nil {
 			return fmt.Errorf("mesh: upload %d arrays of %v: %w", j-i, first.p.layout, err)
+		}
+		for _, u := range run {
+			a.stats.BytesUploaded += uint64(len(u.data))
 		}
 		i = j
 	}
 	return nil
+}
+
+// gather writes the arrays of run, adjacent in their slab, into dst (the
+// run's bytes, from the first array's offset), each padded with zeros to
+// the end of its last slot.
+func (a *Allocator) gather(dst []byte, run []slabUpload) {
+	base := run[0].off
+	for _, u := range run {
+		at := u.off - base
+		copied := copy(dst[at:], u.data)
+		clear(dst[at+uint64(copied) : at+a.bytes(u.p)])
+	}
 }
 
 // dedicated reports whether p gets a buffer of its own, and sets pc.need.

@@ -94,18 +94,9 @@ func (b *Belt) ChunkBytes() uint64 { return b.size }
 // It allocates only when it makes a chunk. A device error (a chunk
 // refused, a lost device) may come after a prefix of data was uploaded.
 func (b *Belt) Upload(dst device.Buffer, dstOffset uint64, data []byte) error {
-	if b.released {
-		return fmt.Errorf("staging: Upload: %w", ErrReleased)
-	}
-	if dst == nil {
-		return fmt.Errorf("staging: Upload: nil destination: %w", device.ErrInvalidObject)
-	}
 	n := uint64(len(data))
-	if n%device.CopyAlignment != 0 || dstOffset%device.CopyAlignment != 0 {
-		return fmt.Errorf("staging: Upload of %d bytes at %d: not multiples of 4: %w", n, dstOffset, ErrInvalidUpload)
-	}
-	if err := device.CheckRange(dst.Size(), dstOffset, n); err != nil {
-		return fmt.Errorf("staging: Upload of %d bytes at %d to a buffer of %d: %w: %w", n, dstOffset, dst.Size(), ErrInvalidUpload, err)
+	if err := b.check("Upload", dst, dstOffset, n); err != nil {
+		return err
 	}
 	for len(data) > 0 {
 		if b.cur == nil || b.used == b.size {
@@ -117,16 +108,76 @@ func (b *Belt) Upload(dst device.Buffer, dstOffset uint64, data []byte) error {
 		if err := b.dev.WriteBuffer(b.cur, b.used, data[:k]); err != nil {
 			return fmt.Errorf("staging: Upload: %w", err)
 		}
-		if err := b.dev.CopyBuffer(b.cur, b.used, dst, dstOffset, k); err != nil {
+		if err := b.copyOut(dst, dstOffset, k); err != nil {
 			return fmt.Errorf("staging: Upload: %w", err)
 		}
-		b.used += k
 		dstOffset += k
 		data = data[k:]
-		b.stats.Copies++
 	}
 	b.stats.Uploads++
 	b.stats.Bytes += n
+	return nil
+}
+
+// UploadFunc is Upload with the n bytes written by fill straight into a
+// chunk (device.FillBuffer: on a GPU, into the chunk's mapping, with no
+// copy of the caller's): fill gets exactly n bytes, must write every one
+// and must not keep the slice. n is at most ChunkBytes (ErrInvalidUpload)
+// and is never split: when the current chunk has less room left, the
+// belt moves to the next chunk. Errors are Upload's; fill is not called
+// when the arguments are refused. One copy recorded.
+func (b *Belt) UploadFunc(dst device.Buffer, dstOffset, n uint64, fill func(dst []byte)) error {
+	if err := b.check("UploadFunc", dst, dstOffset, n); err != nil {
+		return err
+	}
+	if n > b.size {
+		return fmt.Errorf("staging: UploadFunc of %d bytes, over the chunk size %d: %w", n, b.size, ErrInvalidUpload)
+	}
+	if n == 0 {
+		return nil
+	}
+	if b.cur == nil || b.size-b.used < n {
+		if err := b.nextChunk(); err != nil {
+			return fmt.Errorf("staging: UploadFunc: %w", err)
+		}
+	}
+	if err := device.FillBuffer(b.dev, b.cur, b.used, n, fill); err != nil {
+		return fmt.Errorf("staging: UploadFunc: %w", err)
+	}
+	if err := b.copyOut(dst, dstOffset, n); err != nil {
+		return fmt.Errorf("staging: UploadFunc: %w", err)
+	}
+	b.stats.Uploads++
+	b.stats.Bytes += n
+	return nil
+}
+
+// check refuses an upload of n bytes to dst at dstOffset that Upload's
+// rules forbid.
+func (b *Belt) check(op string, dst device.Buffer, dstOffset, n uint64) error {
+	if b.released {
+		return fmt.Errorf("staging: %s: %w", op, ErrReleased)
+	}
+	if dst == nil {
+		return fmt.Errorf("staging: %s: nil destination: %w", op, device.ErrInvalidObject)
+	}
+	if n%device.CopyAlignment != 0 || dstOffset%device.CopyAlignment != 0 {
+		return fmt.Errorf("staging: %s of %d bytes at %d: not multiples of 4: %w", op, n, dstOffset, ErrInvalidUpload)
+	}
+	if err := device.CheckRange(dst.Size(), dstOffset, n); err != nil {
+		return fmt.Errorf("staging: %s of %d bytes at %d to a buffer of %d: %w: %w", op, n, dstOffset, dst.Size(), ErrInvalidUpload, err)
+	}
+	return nil
+}
+
+// copyOut records the copy of the k bytes just written at b.used in the
+// current chunk to dst at dstOffset, and takes them.
+func (b *Belt) copyOut(dst device.Buffer, dstOffset, k uint64) error {
+	if err := b.dev.CopyBuffer(b.cur, b.used, dst, dstOffset, k); err != nil {
+		return err
+	}
+	b.used += k
+	b.stats.Copies++
 	return nil
 }
 

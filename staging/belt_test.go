@@ -64,6 +64,26 @@ func (w *world) upload(i int, off, n uint64) error {
 	return nil
 }
 
+// uploadFunc is upload through UploadFunc, which fills the chunk in place.
+func (w *world) uploadFunc(i int, off, n uint64) error {
+	data := make([]byte, n)
+	for j := range data {
+		data[j] = byte(w.rng.Uint32())
+	}
+	calls := 0
+	if err := w.belt.UploadFunc(w.dsts[i], off, n, func(dst []byte) {
+		calls++
+		copy(dst, data)
+	}); err != nil {
+		return err
+	}
+	if calls != 1 {
+		return fmt.Errorf("UploadFunc called fill %d times", calls)
+	}
+	copy(w.want[i][off:], data)
+	return nil
+}
+
 func (w *world) endFrame() error {
 	f, err := w.tr.Fence()
 	if err != nil {
@@ -153,13 +173,39 @@ func TestBeltBackends(t *testing.T) {
 				size := uint64(len(w.want[i]))
 				n := 4 * (1 + w.rng.Uint64N(size/4))
 				off := 4 * w.rng.Uint64N((size-n)/4+1)
-				must(t, w.upload(i, off, n))
+				if n <= w.belt.ChunkBytes() && w.rng.IntN(2) == 0 {
+					must(t, w.uploadFunc(i, off, n))
+				} else {
+					must(t, w.upload(i, off, n))
+				}
 			}
 			must(t, w.endFrame())
 			must(t, w.verify())
 		}
 		t.Logf("%+v", w.belt.Stats())
 	})
+}
+
+// TestUploadFunc: an upload that does not fit what is left of the chunk
+// goes whole to the next one; one larger than a chunk is refused without
+// calling fill.
+func TestUploadFunc(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{HoldCompletion: true})
+	w := newWorld(t, dev, dev, staging.Options{ChunkBytes: 1024, MaxChunks: 4}, 4096)
+	must(t, w.uploadFunc(0, 0, 1000))
+	must(t, w.uploadFunc(0, 1000, 100)) // 24 bytes left: the next chunk
+	must(t, w.verify())
+	if s := w.belt.Stats(); s.Chunks != 2 || s.Copies != 2 {
+		t.Fatalf("stats %+v, want 2 chunks, 2 copies", s)
+	}
+	never := func([]byte) { t.Fatal("fill called for a refused upload") }
+	for _, c := range []struct{ off, n uint64 }{{0, 1028}, {2, 4}, {4096, 4}} {
+		if err := w.belt.UploadFunc(w.dsts[0], c.off, c.n, never); !errors.Is(err, staging.ErrInvalidUpload) {
+			t.Errorf("UploadFunc(%d, %d): %v, want ErrInvalidUpload", c.off, c.n, err)
+		}
+	}
+	must(t, w.endFrame())
+	must(t, w.verify())
 }
 
 // TestBeltErrors: bad uploads write nothing; a refused chunk is an error

@@ -14,6 +14,11 @@
 // device completes fence; chunks whose fence completed are reused, oldest
 // first.
 //
+// UploadFunc lets the caller write an upload's bytes straight into the
+// chunk (device.FillBuffer) instead of copying them from a slice: a caller
+// that gathers many small pieces into one upload (the mesh allocator
+// gathers adjacent arrays and their padding) saves a copy of every byte.
+//
 // Upload takes effect in call order, like any device call: a copy, draw or
 // read recorded after it sees the bytes.
 //

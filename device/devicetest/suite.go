@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"WriteRead", testWriteRead},
 		{"CopyBuffer", testCopyBuffer},
 		{"MapWrite", testMapWrite},
+		{"FillBuffer", testFillBuffer},
 		{"MoveSizeClasses", testMoveSizeClasses},
 		{"MoveLarge", testMoveLarge},
 		{"MoveSweep", testMoveSweep},

@@ -143,24 +143,44 @@ func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 
 // WriteBuffer writes data to buf at offset; see device.Device.
 func (d *Device) WriteBuffer(buf device.Buffer, offset uint64, data []byte) error {
-	const op = "WriteBuffer"
-	if err := d.usable(op); err != nil {
-		return err
-	}
-	b, err := d.buffer(op, "destination", buf, 0)
+	b, err := d.writable("WriteBuffer", buf, offset, uint64(len(data)))
 	if err != nil {
 		return err
 	}
-	if u := b.desc.Usage; !u.Has(device.CopyDst) && !u.Has(device.MapWrite) {
-		return fmt.Errorf("%s: buffer %q has usage %v, needs CopyDst or MapWrite: %w", op, b.desc.Label, u, device.ErrInvalidUsage)
-	}
-	if err := device.CheckRange(b.desc.Size, offset, uint64(len(data))); err != nil {
-		return fmt.Errorf("%s %q: %w", op, b.desc.Label, err)
-	}
 	copy(b.data[offset:], data)
-	d.stats.Writes++
-	d.stats.WriteBytes += uint64(len(data))
 	return nil
+}
+
+// FillBuffer lets fill write size bytes of buf at offset in place; see
+// device.FillBuffer.
+func (d *Device) FillBuffer(buf device.Buffer, offset, size uint64, fill func(dst []byte)) error {
+	b, err := d.writable("FillBuffer", buf, offset, size)
+	if err != nil || size == 0 {
+		return err
+	}
+	fill(b.data[offset : offset+size : offset+size])
+	return nil
+}
+
+// writable resolves the destination of a write of n bytes at offset, and
+// counts the write.
+func (d *Device) writable(op string, buf device.Buffer, offset, n uint64) (*Buffer, error) {
+	if err := d.usable(op); err != nil {
+		return nil, err
+	}
+	b, err := d.buffer(op, "destination", buf, 0)
+	if err != nil {
+		return nil, err
+	}
+	if u := b.desc.Usage; !u.Has(device.CopyDst) && !u.Has(device.MapWrite) {
+		return nil, fmt.Errorf("%s: buffer %q has usage %v, needs CopyDst or MapWrite: %w", op, b.desc.Label, u, device.ErrInvalidUsage)
+	}
+	if err := device.CheckRange(b.desc.Size, offset, n); err != nil {
+		return nil, fmt.Errorf("%s %q: %w", op, b.desc.Label, err)
+	}
+	d.stats.Writes++
+	d.stats.WriteBytes += n
+	return b, nil
 }
 
 // ReadBuffer copies buf's bytes from offset into dst; see device.Device.

@@ -114,21 +114,17 @@ func (d *Device) buffer(db device.Buffer, role string, want device.Usage) (*Buff
 // recorded so far are submitted first, so that the write lands after
 // them; with none recorded the write is one queue write and no submit.
 func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error {
-	b, err := d.buffer(db, "write", 0)
-	if err != nil {
+	b, err := d.writable(db, offset, uint64(len(data)))
+	if err != nil || len(data) == 0 {
 		return err
 	}
-	if u := b.desc.Usage; !u.Has(device.CopyDst) && !u.Has(device.MapWrite) {
-		return fmt.Errorf("webgpu: write buffer %q has usage %v, needs CopyDst or MapWrite: %w", b.desc.Label, u, device.ErrInvalidUsage)
-	}
-	if err := device.CheckRange(b.desc.Size, offset, uint64(len(data))); err != nil {
-		return fmt.Errorf("webgpu: write buffer %q: %w", b.desc.Label, err)
-	}
-	if len(data) == 0 {
-		return nil
-	}
 	if b.desc.Usage.Has(device.MapWrite) {
-		return d.writeMapped(b, offset, data)
+		dst, err := d.mappedRange(b, offset, uint64(len(data)))
+		if err != nil {
+			return err
+		}
+		copy(dst, data)
+		return nil
 	}
 	if err := d.flushRecorded(); err != nil {
 		return err
@@ -138,6 +134,42 @@ func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error
 	}
 	d.queued = true
 	return nil
+}
+
+// FillBuffer lets fill write size bytes of buf at offset: in place in a
+// MapWrite buffer's mapping, else into scratch written as WriteBuffer
+// writes. See device.FillBuffer.
+func (d *Device) FillBuffer(db device.Buffer, offset, size uint64, fill func(dst []byte)) error {
+	b, err := d.writable(db, offset, size)
+	if err != nil || size == 0 {
+		return err
+	}
+	if !b.desc.Usage.Has(device.MapWrite) {
+		tmp := make([]byte, size)
+		fill(tmp)
+		return d.WriteBuffer(db, offset, tmp)
+	}
+	dst, err := d.mappedRange(b, offset, size)
+	if err != nil {
+		return err
+	}
+	fill(dst)
+	return nil
+}
+
+// writable resolves the destination of a write of n bytes at offset.
+func (d *Device) writable(db device.Buffer, offset, n uint64) (*Buffer, error) {
+	b, err := d.buffer(db, "write", 0)
+	if err != nil {
+		return nil, err
+	}
+	if u := b.desc.Usage; !u.Has(device.CopyDst) && !u.Has(device.MapWrite) {
+		return nil, fmt.Errorf("webgpu: write buffer %q has usage %v, needs CopyDst or MapWrite: %w", b.desc.Label, u, device.ErrInvalidUsage)
+	}
+	if err := device.CheckRange(b.desc.Size, offset, n); err != nil {
+		return nil, fmt.Errorf("webgpu: write buffer %q: %w", b.desc.Label, err)
+	}
+	return b, nil
 }
 
 // CopyBuffer records a copy of size bytes from src to dst.

@@ -67,23 +67,23 @@ func (d *Device) unmapCopied() error {
 	return err
 }
 
-// writeMapped writes data at offset of the MapWrite buffer b through its
-// mapping. The range has been checked and is not empty.
-func (d *Device) writeMapped(b *Buffer, offset uint64, data []byte) error {
-	end := offset + uint64(len(data))
+// mappedRange returns the n bytes at offset of the MapWrite buffer b's
+// mapping, for the caller to write now: valid until the next call on the
+// device. The range has been checked and is not empty.
+func (d *Device) mappedRange(b *Buffer, offset, n uint64) ([]byte, error) {
+	end := offset + n
 	if b.mapped != nil && b.copyLo < b.copyHi && offset < b.copyHi && b.copyLo < end {
 		// A recorded copy reads these bytes: let it run first.
 		if err := d.flush(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if b.mapped == nil {
 		if err := d.mapForWrite(b); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	copy(b.mapped[offset:], data)
-	return nil
+	return b.mapped[offset:end:end], nil
 }
 
 // mapForWrite maps all of b for writing, waiting for the GPU if it still
