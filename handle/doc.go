@@ -1,6 +1,11 @@
 // Package handle hands out generational handles: 64-bit names, an index and
 // a generation, for anything a program wants to refer to without a pointer.
 //
+// Its user in gpumem is package meshlet: a Manager's batch handles are
+// this package's, so a loader goroutine reserves a batch's handle without a
+// lock (meshlet.Remote) while the goroutine that owns the manager works,
+// and hands the batch over to be placed under it (AddReserved).
+//
 // # Basics
 //
 // An Owner allocates and frees handles. A Handle packs a 32-bit index and a

@@ -8,28 +8,25 @@ import (
 
 // check verifies the manager's bookkeeping against its arenas: every live
 // batch's two allocations are live, of its sizes, and tagged with its slot
-// as their owner; the arenas hold nothing else; the counts and sums agree;
-// free slots are dead. O(batches). Tests run it after every operation
+// as their owner; its handle is live in the table; the arenas hold nothing
+// else; the counts and sums agree; empty slots hold nothing. O(batches). Tests run it after every operation
 // (export_test.go); it reads no device memory.
 func (m *Manager) check() error {
 	if m.gone {
 		return nil
 	}
-	live, freeSlots := 0, map[uint32]bool{}
-	for _, id := range m.free {
-		if freeSlots[id] {
-			return fmt.Errorf("free slot %d listed twice", id)
-		}
-		freeSlots[id] = true
-	}
+	live := 0
 	var words, meshlets uint64
 	for id := range m.batches {
 		b := &m.batches[id]
-		if freeSlots[uint32(id)] {
-			if b.words != 0 || b.meshlets != 0 || b.data != (arena.Handle{}) || b.rows != (arena.Handle{}) {
-				return fmt.Errorf("free slot %d holds a batch", id)
+		if b.data == (arena.Handle{}) {
+			if b.words != 0 || b.meshlets != 0 || b.rows != (arena.Handle{}) || b.h != (BatchHandle{}) {
+				return fmt.Errorf("empty slot %d holds a batch", id)
 			}
 			continue
+		}
+		if b.h.id() != uint32(id) || !m.ids.Live(b.h.h) {
+			return fmt.Errorf("slot %d holds batch %v, not live in the handle table", id, b.h)
 		}
 		live++
 		words += uint64(b.words)
@@ -46,6 +43,9 @@ func (m *Manager) check() error {
 		if o, err := m.rows.Owner(b.rows); err != nil || o != uint64(id) {
 			return fmt.Errorf("batch %d: rows owner %d, %v", id, o, err)
 		}
+	}
+	if st := m.ids.Stats(); st.Live < uint64(live) {
+		return fmt.Errorf("%d batches placed, %d handles live", live, st.Live)
 	}
 	switch {
 	case live != m.live || m.data.Len() != live || m.rows.Len() != live:

@@ -27,6 +27,13 @@ var (
 	// this manager: the zero handle, or one removed already.
 	ErrInvalidHandle = errors.New("meshlet: invalid batch handle")
 
+	// ErrNotAdded is returned for a handle a Remote reserved that no
+	// AddReserved has placed yet (Lookup, Clone).
+	ErrNotAdded = errors.New("meshlet: batch reserved, not added")
+
+	// ErrAdded is returned by AddReserved for a handle placed already.
+	ErrAdded = errors.New("meshlet: batch added already")
+
 	// ErrReleased is returned by every method after Release.
 	ErrReleased = errors.New("meshlet: released")
 )

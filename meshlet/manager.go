@@ -7,16 +7,20 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/handle"
 	"github.com/gpumem/gpumem/internal/invariant"
 )
 
 // BatchHandle names one batch of a Manager for its whole life, wherever its
-// data and rows move. Handles are comparable: use them as map keys. The
+// data and rows move: a handle.Handle of the manager's table, whose index
+// is the batch's slot. Handles are comparable: use them as map keys. The
 // zero BatchHandle names nothing.
 type BatchHandle struct {
-	id  uint32 // index into Manager.batches
-	gen uint32 // slot generation; 0 never names a live batch
+	h handle.Handle
 }
+
+// id returns h's slot in Manager.batches.
+func (h BatchHandle) id() uint32 { return h.h.Index() }
 
 // Placement is where a batch is now. Offsets change when a sweep or a
 // compaction moves the batch (OnMove says so); sizes never change.
@@ -32,10 +36,10 @@ type Placement struct {
 
 // batch is the manager's record of one batch, indexed by BatchHandle.id.
 type batch struct {
-	data, rows arena.Handle // zero when the slot is free
+	h          BatchHandle  // the live handle of the slot, once placed
+	data, rows arena.Handle // zero when no batch is placed in the slot
 	words      uint32       // data words
 	meshlets   uint32       // rows
-	gen        uint32
 	// mark is the epoch of the last call that reported this batch changed:
 	// a batch is reported once per call however often it moved.
 	mark uint64
@@ -53,9 +57,13 @@ type Manager struct {
 	opts       Options
 	data, rows *arena.Arena
 
+	// ids is the table of batch handles: a handle is live from its
+	// Allocate (here, or reserved by a Remote) to Remove; a live one whose
+	// slot holds no data is reserved, not added yet. batches is indexed by
+	// the handles' indices and grows to the largest placed.
+	ids     *handle.Owner
 	batches []batch
-	free    []uint32 // free batch slots
-	live    int
+	live    int // batches placed
 	// words and meshlets sum the live batches' sizes.
 	words, meshlets uint64
 	// Both arenas' allocations carry their batch's slot id as their owner
@@ -89,6 +97,7 @@ func New(dev device.Device, opts Options) (*Manager, error) {
 		dev:    dev,
 		opts:   o,
 		rowLen: o.RowWords * 4,
+		ids:    handle.New(),
 	}
 	o.Data.OnMove = m.dataMoved
 	o.Rows.OnMove = m.rowsMoved
@@ -122,17 +131,18 @@ func (m *Manager) Buffers() (data, rows device.Buffer) {
 // Len returns the number of live batches. O(1).
 func (m *Manager) Len() int { return m.live }
 
-// batch returns the live record h names.
+// batch returns the placed batch h names.
 func (m *Manager) batch(h BatchHandle) (*batch, error) {
 	if m.gone {
 		return nil, ErrReleased
 	}
-	if h.gen == 0 || h.id >= uint32(len(m.batches)) || m.batches[h.id].gen != h.gen {
+	if !m.ids.Live(h.h) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
 	}
-	// A slot's generation changes when it is taken and when it is freed,
-	// so a matching one is live.
-	return &m.batches[h.id], nil
+	if h.id() >= uint32(len(m.batches)) || m.batches[h.id()].h != h {
+		return nil, fmt.Errorf("%w: %v", ErrNotAdded, h)
+	}
+	return &m.batches[h.id()], nil
 }
 
 // Lookup returns where h's data and rows are now. O(1); does not allocate.
@@ -168,31 +178,70 @@ func (m *Manager) Add(data, rows []uint32) (BatchHandle, error) {
 	if m.gone {
 		return BatchHandle{}, ErrReleased
 	}
+	if err := m.validate(data, rows); err != nil {
+		return BatchHandle{}, err
+	}
+	id, err := m.ids.Allocate()
+	if err != nil {
+		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
+	}
+	h := BatchHandle{id}
+	m.begin()
+	if err := m.settle(m.add(h, data, rows)); err != nil {
+		ferr := m.ids.Free(id)
+		assert(ferr == nil, "a fresh batch handle is dead")
+		return BatchHandle{}, err
+	}
+	return h, nil
+}
+
+// AddReserved places a batch, as Add does, under h: a handle a Remote
+// reserved (on any goroutine) and no Add has placed yet. Errors are
+// Add's, and ErrInvalidHandle for a handle not live (never reserved, or
+// removed), ErrAdded for one placed already; on error h stays reserved.
+// Costs are Add's.
+func (m *Manager) AddReserved(h BatchHandle, data, rows []uint32) error {
+	if m.gone {
+		return ErrReleased
+	}
+	if !m.ids.Live(h.h) {
+		return fmt.Errorf("%w: %v", ErrInvalidHandle, h)
+	}
+	if h.id() < uint32(len(m.batches)) && m.batches[h.id()].h == h {
+		return fmt.Errorf("%w: %v", ErrAdded, h)
+	}
+	if err := m.validate(data, rows); err != nil {
+		return err
+	}
+	m.begin()
+	return m.settle(m.add(h, data, rows))
+}
+
+// validate checks a batch's data and rows as Add takes them.
+func (m *Manager) validate(data, rows []uint32) error {
 	rw := int(m.opts.RowWords)
 	switch {
 	case len(data) == 0 || len(rows) == 0:
-		return BatchHandle{}, fmt.Errorf("%w: %d data words, %d row words", ErrInvalidBatch, len(data), len(rows))
+		return fmt.Errorf("%w: %d data words, %d row words", ErrInvalidBatch, len(data), len(rows))
 	case len(rows)%rw != 0:
-		return BatchHandle{}, fmt.Errorf("%w: %d row words is not a whole number of %d-word rows", ErrInvalidBatch, len(rows), rw)
+		return fmt.Errorf("%w: %d row words is not a whole number of %d-word rows", ErrInvalidBatch, len(rows), rw)
 	case uint64(len(data)) > uint64(^uint32(0)) || uint64(len(rows)/rw) > uint64(^uint32(0)):
-		return BatchHandle{}, fmt.Errorf("%w: %d data words, %d rows", ErrInvalidBatch, len(data), len(rows)/rw)
+		return fmt.Errorf("%w: %d data words, %d rows", ErrInvalidBatch, len(data), len(rows)/rw)
 	}
 	for i := int(m.opts.AddressWord); i < len(rows); i += rw {
 		if uint64(rows[i]) > uint64(len(data)) {
-			return BatchHandle{}, fmt.Errorf("%w: row %d addresses word %d of %d", ErrInvalidAddress, i/rw, rows[i], len(data))
+			return fmt.Errorf("%w: row %d addresses word %d of %d", ErrInvalidAddress, i/rw, rows[i], len(data))
 		}
 	}
-	m.begin()
-	h, err := m.add(data, rows)
-	return h, m.settle(err)
+	return nil
 }
 
-func (m *Manager) add(data, rows []uint32) (BatchHandle, error) {
+// add places a valid batch under h, live and not placed.
+func (m *Manager) add(h BatchHandle, data, rows []uint32) error {
 	words, meshlets := uint32(len(data)), uint32(len(rows)/int(m.opts.RowWords))
-	id := m.nextID()
-	hd, hr, err := m.allocate(id, words, meshlets)
+	hd, hr, err := m.allocate(h.id(), words, meshlets)
 	if err != nil {
-		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
+		return fmt.Errorf("meshlet: add: %w", err)
 	}
 	off, err := m.data.Offset(hd)
 	assert(err == nil, "a fresh data handle is dead")
@@ -201,9 +250,10 @@ func (m *Manager) add(data, rows []uint32) (BatchHandle, error) {
 	}
 	if err != nil {
 		m.release(hd, hr)
-		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
+		return fmt.Errorf("meshlet: add: %w", err)
 	}
-	return m.register(id, hd, hr, words, meshlets), nil
+	m.register(h, hd, hr, words, meshlets)
+	return nil
 }
 
 // bytes returns words as little-endian bytes in the manager's scratch,
@@ -249,55 +299,44 @@ func (m *Manager) release(hd, hr arena.Handle) {
 	assert(e1 == nil && e2 == nil, "a fresh handle is dead")
 }
 
-// nextID returns the batch slot the next register takes: the last freed
-// slot, or a new one. A batch's allocations are made with it as their
-// owner tag before the batch is registered.
-func (m *Manager) nextID() uint32 {
-	if n := len(m.free); n > 0 {
-		return m.free[n-1]
-	}
-	return uint32(len(m.batches))
-}
-
-// register records a placed batch in slot id, which nextID returned (no
-// batch was registered or removed since), and returns its handle.
-func (m *Manager) register(id uint32, hd, hr arena.Handle, words, meshlets uint32) BatchHandle {
-	if n := len(m.free); n > 0 {
-		assert(m.free[n-1] == id, "a batch registered in a slot nextID did not name")
-		m.free = m.free[:n-1]
-	} else {
-		assert(id == uint32(len(m.batches)), "a batch registered in a slot nextID did not name")
-		m.batches = append(m.batches, batch{})
+// register records a placed batch under h, in its slot.
+func (m *Manager) register(h BatchHandle, hd, hr arena.Handle, words, meshlets uint32) {
+	id := h.id()
+	if id >= uint32(len(m.batches)) {
+		m.batches = append(m.batches, make([]batch, int(id)+1-len(m.batches))...)
 	}
 	b := &m.batches[id]
-	b.gen++
-	if b.gen == 0 {
-		b.gen = 1
-	}
-	b.data, b.rows, b.words, b.meshlets = hd, hr, words, meshlets
+	assert(b.data == (arena.Handle{}), "a batch registered in a slot that holds one")
+	*b = batch{h: h, data: hd, rows: hr, words: words, meshlets: meshlets}
 	m.live++
 	m.words += uint64(words)
 	m.meshlets += uint64(meshlets)
-	return BatchHandle{id: id, gen: b.gen}
 }
 
-// Remove gives h's data and rows back. Their bytes are left as they are:
-// work recorded before Remove still reads them, and a later Add or Clone
-// may overwrite them. O(1); amortized no allocation.
+// Remove gives h's data and rows back and ends h; a handle reserved and
+// not added yet is only ended. The bytes are left as they are: work
+// recorded before Remove still reads them, and a later Add or Clone may
+// overwrite them. O(1); amortized no allocation.
 func (m *Manager) Remove(h BatchHandle) error {
 	b, err := m.batch(h)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNotAdded):
+		return m.free(h)
+	case err != nil:
 		return err
 	}
 	m.release(b.data, b.rows)
 	m.live--
 	m.words -= uint64(b.words)
 	m.meshlets -= uint64(b.meshlets)
-	*b = batch{gen: b.gen + 1}
-	if b.gen == 0 {
-		b.gen = 1
-	}
-	m.free = append(m.free, h.id)
+	*b = batch{}
+	return m.free(h)
+}
+
+// free ends h in the handle table.
+func (m *Manager) free(h BatchHandle) error {
+	err := m.ids.Free(h.h)
+	assert(err == nil, "a live batch handle is refused")
 	return nil
 }
 
@@ -312,23 +351,31 @@ func (m *Manager) Clone(h BatchHandle) (BatchHandle, error) {
 	if err != nil {
 		return BatchHandle{}, err
 	}
-	m.begin()
-	c, err := m.clone(h.id, b.words, b.meshlets)
-	return c, m.settle(err)
-}
-
-func (m *Manager) clone(src, words, meshlets uint32) (BatchHandle, error) {
-	id := m.nextID()
-	hd, hr, err := m.allocate(id, words, meshlets)
+	id, err := m.ids.Allocate()
 	if err != nil {
 		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
+	}
+	c := BatchHandle{id}
+	m.begin()
+	if err := m.settle(m.clone(c, h.id(), b.words, b.meshlets)); err != nil {
+		ferr := m.ids.Free(id)
+		assert(ferr == nil, "a fresh batch handle is dead")
+		return BatchHandle{}, err
+	}
+	return c, nil
+}
+
+func (m *Manager) clone(c BatchHandle, src, words, meshlets uint32) error {
+	hd, hr, err := m.allocate(c.id(), words, meshlets)
+	if err != nil {
+		return fmt.Errorf("meshlet: clone: %w", err)
 	}
 	// The allocations may have compacted an arena and moved the source:
 	// patch the moved rows first, so the copy reads them right, and read
 	// the source's offsets now.
 	if err := m.patch(); err != nil {
 		m.release(hd, hr)
-		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
+		return fmt.Errorf("meshlet: clone: %w", err)
 	}
 	from := m.placement(&m.batches[src])
 	to, err := m.data.Offset(hd)
@@ -348,11 +395,12 @@ func (m *Manager) clone(src, words, meshlets uint32) (BatchHandle, error) {
 	}
 	if err != nil {
 		m.release(hd, hr)
-		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
+		return fmt.Errorf("meshlet: clone: %w", err)
 	}
 	m.stats.Clones++
 	m.stats.PatchedWords += uint64(meshlets)
-	return m.register(id, hd, hr, words, meshlets), nil
+	m.register(c, hd, hr, words, meshlets)
+	return nil
 }
 
 // Release releases both arenas' buffers (once the device is done with
@@ -363,6 +411,7 @@ func (m *Manager) Release() {
 		return
 	}
 	m.gone = true
+	m.ids.Close()
 	m.data.Release()
 	m.rows.Release()
 }

@@ -1,14 +1,12 @@
 package meshlet
 
 import (
-	"fmt"
-
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/memory"
 )
 
-// String returns the handle as "batch id.generation".
-func (h BatchHandle) String() string { return fmt.Sprintf("batch %d.%d", h.id, h.gen) }
+// String returns the handle as "batch index.generation".
+func (h BatchHandle) String() string { return "batch " + h.h.String() }
 
 // Memory returns the manager's two arenas as they are now, read-only (a
 // memory.Holder): the data arena (Options.Data.Label, kind "meshlet",
@@ -21,8 +19,7 @@ func (m *Manager) Memory() []memory.Buffer {
 	}
 	owner := func(kind string) func(arena.Region) memory.Owner {
 		return func(r arena.Region) memory.Owner {
-			id := uint32(r.Owner)
-			return memory.Owner{Kind: kind, Name: BatchHandle{id, m.batches[id].gen}.String()}
+			return memory.Owner{Kind: kind, Name: m.batches[r.Owner].h.String()}
 		}
 	}
 	data := memory.FromArena(m.opts.Data.Label, m.data, owner("meshlet-data"))

@@ -85,7 +85,7 @@ func (m *Manager) mark(id uint32) {
 		return
 	}
 	b.mark = m.epoch
-	m.changed = append(m.changed, BatchHandle{id: id, gen: b.gen})
+	m.changed = append(m.changed, b.h)
 }
 
 // patch records the pending shifts as one device.Patch of the rows buffer
@@ -147,6 +147,9 @@ func (m *Manager) settle(err error) error {
 // first, so neither starves. O(budget + patched rows); no allocation once
 // the manager's reused slices have grown.
 func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
+	if !m.gone {
+		m.ids.Flush() // removed handles, for the Remotes' reservations
+	}
 	if m.gone {
 		return nil, ErrReleased
 	}
