@@ -99,6 +99,10 @@ type Arena struct {
 	// serial names the arena in its handles (see Handle).
 	serial   uint32
 	released bool
+	// Guards (guard.go): the fill of new margins, CheckGuards' scratch.
+	guardFill []byte
+	guards    []device.Guard
+	guardIDs  []uint32
 }
 
 // New creates an arena on dev with its first buffer. It returns
@@ -189,6 +193,13 @@ func (a *Arena) AllocateOwned(elems uint32, owner uint64) (Handle, error) {
 	}
 	s.alloc, s.elems, s.owner = h, elems, owner
 	a.occupied += uint64(elems)
+	if a.opts.GuardBytes > 0 {
+		if err := a.fillGuard(h.ID()); err != nil {
+			hd := a.handle(h.ID())
+			_ = a.Free(hd) // the slot is live: cannot fail
+			return Handle{}, fmt.Errorf("arena %q: fill the margin of %d elements: %w", a.opts.Label, elems, err)
+		}
+	}
 	return a.handle(h.ID()), nil
 }
 
@@ -197,8 +208,14 @@ func (a *Arena) AllocateOwned(elems uint32, owner uint64) (Handle, error) {
 // MaxElems.
 func (a *Arena) size(elems uint32) (uint32, error) {
 	size := elems
+	if g := a.opts.guardElems(); g > 0 {
+		if size > a.opts.MaxElems-min(g, a.opts.MaxElems) {
+			return 0, fmt.Errorf("%w: %d elements and a margin of %d (max %d)", ErrInvalidSize, elems, g, a.opts.MaxElems)
+		}
+		size += g
+	}
 	if a.opts.RoundToBins {
-		size, _ = offset.RoundUp(elems)
+		size, _ = offset.RoundUp(size)
 	}
 	if elems == 0 || size == 0 || size > a.opts.MaxElems {
 		return 0, fmt.Errorf("%w: %d elements (max %d)", ErrInvalidSize, elems, a.opts.MaxElems)

@@ -49,6 +49,14 @@ type Options struct {
 	// Fragmented is what a refusal does when the room is there in pieces.
 	// Default SweepThenCompact.
 	Fragmented Strategy
+	// GuardBytes, when not zero, gives every allocation a margin of at
+	// least that many bytes after its elements, filled with GuardPattern
+	// and checked by CheckGuards: a debugging aid that catches writes past
+	// an allocation's end. The margins take capacity (Reserve and Fits
+	// count them; a batch reserved for many allocations is short of one
+	// margin each, so a mesh slab may grow more than once a frame). At
+	// most 1 MiB. Off by default, and free when off.
+	GuardBytes uint32
 	// OnMove, if set, is called for every allocation a sweep or a
 	// compaction moves, in the order the moves happen, once the bytes'
 	// move is recorded on the device. It must not call back into the arena.
@@ -116,8 +124,6 @@ type Budget struct {
 // and 4,096 steps.
 var DefaultBudget = Budget{Moves: 64, Bytes: 4 << 20, Steps: 4096}
 
-// unlimited is a Budget no sweep exhausts: a full compaction's.
-var unlimited = Budget{Moves: math.MaxInt, Bytes: math.MaxUint64, Steps: math.MaxInt}
 
 // Or returns b with its zero (or negative) fields taken from d: how a
 // partly filled Budget falls back to another (Options.Budget, DefaultBudget).
@@ -172,6 +178,9 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if o.Policy > offset.Fit {
 		return o, fmt.Errorf("%w: unknown policy %v", ErrInvalidOptions, o.Policy)
+	}
+	if o.GuardBytes > 1<<20 {
+		return o, fmt.Errorf("%w: GuardBytes %d, at most 1 MiB", ErrInvalidOptions, o.GuardBytes)
 	}
 	o.Budget = o.Budget.Or(DefaultBudget)
 	o.Usage |= device.CopySrc | device.CopyDst | device.Storage

@@ -10,7 +10,7 @@ type Stats struct {
 	// OccupiedElems is the sum of the elements live allocations asked for.
 	OccupiedElems uint64
 	// ReservedElems is what the allocator holds for them: OccupiedElems
-	// plus bin rounding (with RoundToBins).
+	// plus bin rounding (with RoundToBins) and margins (with GuardBytes).
 	ReservedElems uint64
 	// FreeElems is CapacityElems - ReservedElems.
 	FreeElems uint32

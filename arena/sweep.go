@@ -140,7 +140,7 @@ func (a *Arena) sweep(b Budget) (completed bool, err error) {
 		if dist > 0 {
 			from := s.alloc.Offset
 			s.alloc = moved
-			a.moves = append(a.moves, device.Move{Src: uint64(from) * e, Dst: uint64(moved.Offset) * e, Size: uint64(s.elems) * e})
+			a.moves = append(a.moves, device.Move{Src: uint64(from) * e, Dst: uint64(moved.Offset) * e, Size: a.movedBytes(s)})
 			a.done = append(a.done, Move{Handle: a.handle(id), Owner: s.owner, From: from, To: moved.Offset, Elems: s.elems})
 			bytes += uint64(s.elems) * e
 		}

@@ -162,6 +162,27 @@ func (d *Device) FillBuffer(buf device.Buffer, offset, size uint64, fill func(ds
 	return nil
 }
 
+// CheckGuards checks guards of buf in place; see device.CheckGuards.
+func (d *Device) CheckGuards(buf device.Buffer, guards []device.Guard, pattern uint32, bad []int) ([]int, error) {
+	const op = "CheckGuards"
+	if err := d.usable(op); err != nil {
+		return bad, err
+	}
+	b, err := d.buffer(op, "checked", buf, device.CopySrc)
+	if err != nil {
+		return bad, err
+	}
+	if err := device.ValidateGuards(b.desc.Size, guards); err != nil {
+		return bad, fmt.Errorf("%s %q: %w", op, b.desc.Label, err)
+	}
+	for i, g := range guards {
+		if !device.GuardIntact(b.data[g.Offset:g.Offset+g.Size], pattern) {
+			bad = append(bad, i)
+		}
+	}
+	return bad, nil
+}
+
 // writable resolves the destination of a write of n bytes at offset, and
 // counts the write.
 func (d *Device) writable(op string, buf device.Buffer, offset, n uint64) (*Buffer, error) {
