@@ -68,6 +68,12 @@ type Options struct {
 	// with the fence of the submission that carries the frame), so that
 	// its chunks are reused, and releases it after the allocator.
 	Belt *staging.Belt
+	// GuardBytes, when not zero, gives every array in a slab a margin of
+	// at least that many bytes, filled with a pattern, so that CheckGuards
+	// finds the meshes something wrote past (arena.Options.GuardBytes): a
+	// debugging aid, off by default and free when off. Arrays in buffers
+	// of their own have no margin.
+	GuardBytes uint32
 }
 
 // resolve fills in defaults and checks s against the device's limits.
@@ -141,6 +147,7 @@ func (s *Options) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move
 		MaxElems:     sh.maxSlots,
 		GrowthFactor: s.GrowthFactor,
 		MaxAllocs:    s.MaxMeshesPerSlab,
+		GuardBytes:   s.GuardBytes,
 		OnMove:       onMove,
 	}
 }
