@@ -81,7 +81,7 @@ func (r *demoResult) writeReport(w io.Writer) error {
 	}
 	var maps []mapSection
 	for i := range r.maps {
-		d := &r.maps[i]
+		d, idle := drawn(&r.maps[i])
 		svg, err := inspect.MapSVG(d)
 		if err != nil {
 			return err
@@ -91,7 +91,11 @@ func (r *demoResult) writeReport(w io.Writer) error {
 			return err
 		}
 		f := frameOf(*d)
-		maps = append(maps, mapSection{ID: "frame-" + strconv.Itoa(f), Label: d.Label, Frame: r.frameNote(f, d), SVG: svg, Table: table})
+		note := r.frameNote(f, d)
+		if idle != "" {
+			note += " " + idle
+		}
+		maps = append(maps, mapSection{ID: "frame-" + strconv.Itoa(f), Label: d.Label, Frame: note, SVG: svg, Table: table})
 	}
 	return reportPage.Execute(w, struct {
 		Frames   int
@@ -104,6 +108,26 @@ func (r *demoResult) writeReport(w io.Writer) error {
 		Maps     []mapSection
 		Markers  int
 	}{r.cfg.frames, r.cfg.seed, r.device, sum.String(), inspect.PageStyle, plotSecs, r.headroom(), maps, len(markers)})
+}
+
+// drawn returns what the report draws of d: every buffer but the pool's
+// idle read-back buffers (whole, empty bars), which a note sums up.
+func drawn(d *inspect.Dump) (*inspect.Dump, string) {
+	var keep []inspect.Buffer
+	n, bytes := 0, uint64(0)
+	for _, b := range d.Buffers {
+		if b.Kind == "pool" && b.Stats.Allocations == 0 {
+			n++
+			bytes += b.CapacityBytes
+			continue
+		}
+		keep = append(keep, b)
+	}
+	if n == 0 {
+		return d, ""
+	}
+	k := inspect.New(d.Device, d.Label, keep...)
+	return &k, fmt.Sprintf("Not drawn: the pool's %d idle read-back buffers (%s).", n, inspect.FormatBytes(bytes))
 }
 
 // frameNote says what frame f did, for the heading of its map: the moves
