@@ -47,7 +47,7 @@ Each manager has its workload:
   scratch   per-frame vertices (debug lines, particles) bumped through the
             frame arena (package ring): a block per frame in flight
   readback  every read-back check copies into a buffer leased from the
-            buffer pool (package pool) and released after; idle buffers
+            buffer pool (package pool) and put back after; idle buffers
             are evicted after 20 frames
 
 Data written is spot-checked by read-back every frame, and at the end
@@ -65,6 +65,20 @@ its usage flags; and memory maps at the first, middle and last frames and
 at the frame with the most moves, each with what that frame moved. The same seed gives the same numbers on every
 device, except timings: the ring buffer and the frame arena see the GPU
 two frames behind (three frames in flight) whatever its pace.
+
+Every map and every figure of memory is the managers' own: each frame is
+one inspect.Snapshot of them (what a program of yours gets in one call).
+
+-scale N runs the same scene with N times the meshes, meshlet batches,
+textures and per-draw constants, streaming N times as much a frame; -speed
+slows the camera (and the meshes' changes of detail with it), so what
+streams in a second can be set apart from what is resident. The time of
+every call into gpumem (Flush, Sweep, Moved, Add and Remove, ring and pool
+calls, registry updates) is measured apart from the demo's own work (making
+data, checks, bookkeeping, dumps); the summary gives both, median and 99th
+percentile, over the whole run and its second half. At -scale 300 -speed
+0.004 about 1.1 GiB is resident and over 64 MiB streams in a second at 60
+frames a second.
 
 The device is webgpu when an adapter is found, else host (pure Go memory);
 -device picks one: host, webgpu, or webgpu on a backend (vulkan, metal on
