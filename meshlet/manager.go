@@ -181,13 +181,20 @@ func (m *Manager) Add(data, rows []uint32) (BatchHandle, error) {
 	if err := m.validate(data, rows); err != nil {
 		return BatchHandle{}, err
 	}
+	return m.placeNew("add", func(h BatchHandle) error { return m.add(h, data, rows) })
+}
+
+// placeNew takes a new handle and places a batch under it with place, in
+// one call that may move batches (begin, settle); when place fails, the
+// handle is given back.
+func (m *Manager) placeNew(op string, place func(BatchHandle) error) (BatchHandle, error) {
 	id, err := m.ids.Allocate()
 	if err != nil {
-		return BatchHandle{}, fmt.Errorf("meshlet: add: %w", err)
+		return BatchHandle{}, fmt.Errorf("meshlet: %s: %w", op, err)
 	}
 	h := BatchHandle{id}
 	m.begin()
-	if err := m.settle(m.add(h, data, rows)); err != nil {
+	if err := m.settle(place(h)); err != nil {
 		ferr := m.ids.Free(id)
 		assert(ferr == nil, "a fresh batch handle is dead")
 		return BatchHandle{}, err
@@ -351,18 +358,8 @@ func (m *Manager) Clone(h BatchHandle) (BatchHandle, error) {
 	if err != nil {
 		return BatchHandle{}, err
 	}
-	id, err := m.ids.Allocate()
-	if err != nil {
-		return BatchHandle{}, fmt.Errorf("meshlet: clone: %w", err)
-	}
-	c := BatchHandle{id}
-	m.begin()
-	if err := m.settle(m.clone(c, h.id(), b.words, b.meshlets)); err != nil {
-		ferr := m.ids.Free(id)
-		assert(ferr == nil, "a fresh batch handle is dead")
-		return BatchHandle{}, err
-	}
-	return c, nil
+	src, words, meshlets := h.id(), b.words, b.meshlets
+	return m.placeNew("clone", func(c BatchHandle) error { return m.clone(c, src, words, meshlets) })
 }
 
 func (m *Manager) clone(c BatchHandle, src, words, meshlets uint32) error {
