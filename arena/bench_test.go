@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -175,6 +176,150 @@ func BenchmarkSweep(b *testing.B) {
 	b.ReportMetric(float64(moves)/float64(b.N), "moves/op")
 }
 
+// benchDevice opens the benchmarks' device: webgpu with the adapter's
+// limits when GPUMEM_BENCH_DEVICE=webgpu, else host with buffers up to
+// 1 GiB.
+func benchDevice(b *testing.B) device.Device {
+	if os.Getenv("GPUMEM_BENCH_DEVICE") == "webgpu" {
+		return testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
+	}
+	return testdevice.Host(b, host.Options{Limits: bigLimits()})
+}
+
+// fragmented releases old (if any) and returns a fresh arena of total
+// bytes in 16-byte elements, filled with allocations of 16 KiB to
+// 256 KiB drawn from r, a quarter of them then freed: the fragmented
+// arena the compaction benchmarks sweep (about 2,900 moves, 384 MiB moved
+// for 512 MiB).
+func fragmented(b *testing.B, dev device.Device, old *arena.Arena, r *rand.Rand, total uint64) *arena.Arena {
+	if old != nil {
+		old.Release()
+	}
+	a, err := arena.New(dev, arena.Options{ElemSize: 16, InitialElems: uint32(total / 16), MaxAllocs: 1 << 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var hs []arena.Handle
+	for used := uint64(0); ; {
+		n := 1024 + r.Uint32N(15*1024) // 16 KiB to 256 KiB
+		if used+uint64(n)*16 > total {
+			break
+		}
+		h, err := a.Allocate(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs = append(hs, h)
+		used += uint64(n) * 16
+	}
+	for _, h := range hs {
+		if r.IntN(4) == 0 {
+			a.Free(h)
+		}
+	}
+	// The garbage of making it is collected now, not during the
+	// measurement that follows.
+	runtime.GC()
+	return a
+}
+
+// BenchmarkCompactCall measures the Compact call alone, on the fragmented
+// 512 MiB arena of BenchmarkSweepThroughput (host, or webgpu with
+// GPUMEM_BENCH_DEVICE=webgpu): the CPU cost of the sweep's walk, building
+// the device batch, and the device's planning and recording of the moves
+// (the GPU work runs at the Wait after it, untimed). ns/move is the goal's
+// figure (at most 60); walk-ns/move is the same arena walked on a device
+// that records nothing (a counting device, in the same run), the arena's own
+// share, and device-ns/move the rest.
+func BenchmarkCompactCall(b *testing.B) {
+	dev := benchDevice(b)
+	const total = 512 << 20
+	r := rand.New(rand.NewPCG(7, 8))
+	var a *arena.Arena
+	// Untimed first: kernels and scratch are made once per device.
+	a = fragmented(b, dev, a, r, total)
+	if _, err := a.Compact(); err != nil {
+		b.Fatal(err)
+	}
+	if err := dev.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	var call time.Duration
+	moves := 0
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		a = fragmented(b, dev, a, r, total)
+		b.StartTimer()
+		t0 := time.Now()
+		ms, err := a.Compact()
+		call += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		moves += len(ms)
+		b.StopTimer()
+		if err := dev.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	a.Release()
+	// The walk alone: the same arenas on a device whose Move only counts.
+	nd := &nullMover{Device: testdevice.Host(b, host.Options{Limits: bigLimits()})}
+	r = rand.New(rand.NewPCG(7, 8))
+	var walk time.Duration
+	var c *arena.Arena
+	for range max(b.N, 5) {
+		c = fragmented(b, nd, c, r, total)
+		t0 := time.Now()
+		if _, err := c.Compact(); err != nil {
+			b.Fatal(err)
+		}
+		walk += time.Since(t0)
+	}
+	c.Release()
+	perMove := float64(call.Nanoseconds()) / float64(max(moves, 1))
+	walkPerMove := float64(walk.Nanoseconds()) / float64(max(nd.moves, 1))
+	b.ReportMetric(float64(moves)/float64(b.N), "moves/op")
+	b.ReportMetric(call.Seconds()*1e3/float64(b.N), "call-ms/op")
+	b.ReportMetric(perMove, "ns/move")
+	b.ReportMetric(walkPerMove, "walk-ns/move")
+	b.ReportMetric(perMove-walkPerMove, "device-ns/move")
+}
+
+func bigLimits() device.Limits {
+	lim := device.DefaultLimits()
+	lim.MaxBufferSize = 1 << 30
+	return lim
+}
+
+// nullMover is a device whose buffers hold no memory and whose Move and
+// CopyBuffer check nothing and do nothing: it counts moves, so a benchmark
+// can time the arena's walk alone.
+type nullMover struct {
+	*host.Device
+	moves int
+}
+
+func (d *nullMover) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
+	return nullBuffer{desc}, nil
+}
+
+func (d *nullMover) CopyBuffer(device.Buffer, uint64, device.Buffer, uint64, uint64) error {
+	return nil
+}
+
+func (d *nullMover) Move(_ device.Buffer, moves []device.Move) error {
+	d.moves += len(moves)
+	return nil
+}
+
+type nullBuffer struct{ desc device.BufferDesc }
+
+func (b nullBuffer) Desc() device.BufferDesc { return b.desc }
+func (b nullBuffer) Size() uint64            { return b.desc.Size }
+func (b nullBuffer) Release()                {}
+
 // BenchmarkSweepThroughput measures a full sweep of a fragmented 512 MiB
 // arena on a device (host, or webgpu with GPUMEM_BENCH_DEVICE=webgpu): the
 // bytes a sweep moves per second, read plus written, from the Compact call to
@@ -184,44 +329,12 @@ func BenchmarkSweep(b *testing.B) {
 // wait for the device. A first sweep runs untimed, so the device's one-time
 // setup of moves does not count.
 func BenchmarkSweepThroughput(b *testing.B) {
-	var dev device.Device
-	if os.Getenv("GPUMEM_BENCH_DEVICE") == "webgpu" {
-		dev = testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
-	} else {
-		lim := device.DefaultLimits()
-		lim.MaxBufferSize = 1 << 30
-		dev = testdevice.Host(b, host.Options{Limits: lim})
-	}
+	dev := benchDevice(b)
 	const total = 512 << 20
 	r := rand.New(rand.NewPCG(7, 8))
 	var a *arena.Arena
-	var err error
 	fragment := func() {
-		if a != nil {
-			a.Release()
-		}
-		a, err = arena.New(dev, arena.Options{ElemSize: 16, InitialElems: total / 16, MaxAllocs: 1 << 16})
-		if err != nil {
-			b.Fatal(err)
-		}
-		var hs []arena.Handle
-		for used := uint64(0); ; {
-			n := 1024 + r.Uint32N(15*1024) // 16 KiB to 256 KiB
-			if used+uint64(n)*16 > total {
-				break
-			}
-			h, err := a.Allocate(n)
-			if err != nil {
-				b.Fatal(err)
-			}
-			hs = append(hs, h)
-			used += uint64(n) * 16
-		}
-		for _, h := range hs {
-			if r.IntN(4) == 0 {
-				a.Free(h)
-			}
-		}
+		a = fragmented(b, dev, a, r, total)
 		touch(b, dev, a.Buffer())
 	}
 	// One sweep untimed first: the device's first move compiles its

@@ -124,8 +124,6 @@ type Budget struct {
 // and 4,096 steps.
 var DefaultBudget = Budget{Moves: 64, Bytes: 4 << 20, Steps: 4096}
 
-// unlimited is a Budget no sweep exhausts: a full compaction's.
-var unlimited = Budget{Moves: math.MaxInt, Bytes: math.MaxUint64, Steps: math.MaxInt}
 
 // Or returns b with its zero (or negative) fields taken from d: how a
 // partly filled Budget falls back to another (Options.Budget, DefaultBudget).

@@ -3,8 +3,10 @@ package arena
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/offset"
 )
 
 // The sweep walks live allocations in address order with a cursor, sliding
@@ -182,11 +184,29 @@ func (a *Arena) Compact() ([]Move, error) {
 }
 
 func (a *Arena) compact() error {
-	a.sw = sweep{armed: true, cursor: a.firstID(), restart: none}
-	_, err := a.sweep(unlimited)
+	// Room for every live allocation's move up front: one allocation of
+	// each list at most, instead of growing them step by step.
+	n := a.alloc.Len()
+	a.moves = slices.Grow(a.moves[:0], n)
+	a.done = slices.Grow(a.done[:0], n)
+	// One walk packs the allocator (offset.Pack: the slides of a full
+	// pass, without filing a free region at each step) and builds the
+	// batch; the moves are those of the pass, in its order.
+	e := uint64(a.opts.ElemSize)
+	var bytes uint64
+	a.alloc.Pack(func(h offset.Allocation, from uint32) {
+		id := h.ID()
+		s := &a.slots[id]
+		s.alloc = h
+		size := a.movedBytes(s)
+		a.moves = append(a.moves, device.Move{Src: uint64(from) * e, Dst: uint64(h.Offset) * e, Size: size})
+		a.done = append(a.done, Move{Handle: a.handle(id), Owner: s.owner, From: from, To: h.Offset, Elems: s.elems})
+		bytes += size
+	})
+	a.stats.SweepSteps += uint64(n)
 	a.sw = sweep{cursor: none, restart: none}
 	a.stats.FullCompactions++
-	return err
+	return a.flush(bytes)
 }
 
 // isDeviceBroken reports errors after which no retry can help.

@@ -9,8 +9,13 @@ import (
 )
 
 // The compute kernels. Each runs as one dispatch over a table in a storage
-// buffer; workgroups walk the table with a grid-stride loop, so a dispatch
-// needs no more than maxWorkgroups workgroups however long the table is.
+// buffer. The patch kernel's workgroups walk their table with a
+// grid-stride loop, so a dispatch needs no more than maxWorkgroups
+// workgroups however long the table is. The move kernels run one workgroup
+// an entry (x + y * maxWorkgroups, a second dimension past maxWorkgroups
+// entries); their table segment is bound at a dynamic offset, so one bind
+// group serves every dispatch of a pair of bindings, and starts with a
+// header entry whose first word is the number of entries.
 
 const (
 	// workgroupSize is the number of threads of a move or patch workgroup.
@@ -36,9 +41,9 @@ const (
 // MIP_WG of the mip kernel.
 var wgslConsts = fmt.Sprintf("const WG: u32 = %du;\nconst MIP_WG: u32 = %du;\n", workgroupSize, mipWorkgroupSize)
 
-// copyVec4WGSL copies, for every table entry, n vec4<u32> from src[s] to
-// dst[d] (indices in 16-byte units, relative to the bound windows), four
-// vec4 loads a thread in flight before their stores.
+// copyVec4WGSL copies, for the table entry of its workgroup, n vec4<u32>
+// from src[s] to dst[d] (indices in 16-byte units, relative to the bound
+// windows), four vec4 loads a thread in flight before their stores.
 const copyVec4WGSL = `
 struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 @group(0) @binding(0) var<storage, read> table: array<Entry>;
@@ -49,9 +54,12 @@ struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-	let count = arrayLength(&table);
-	for (var c = wg.x; c < count; c += nwg.x) {
-		let e = table[c];
+	let c = wg.x + wg.y * nwg.x;
+	if (c >= table[0].s) {
+		return;
+	}
+	{
+		let e = table[1u + c];
 		var i = lid;
 		for (; i + 3u * WG < e.n; i += 4u * WG) {
 			let a0 = src[e.s + i];
@@ -84,9 +92,12 @@ struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-	let count = arrayLength(&table);
-	for (var c = wg.x; c < count; c += nwg.x) {
-		let e = table[c];
+	let c = wg.x + wg.y * nwg.x;
+	if (c >= table[0].s) {
+		return;
+	}
+	{
+		let e = table[1u + c];
 		for (var i = lid; i < e.n; i += WG) {
 			let w = e.s + 4u * i;
 			dst[e.d + i] = vec4<u32>(src[w], src[w + 1u], src[w + 2u], src[w + 3u]);
@@ -108,9 +119,12 @@ struct Entry { s: u32, d: u32, n: u32, pad: u32 };
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-	let count = arrayLength(&table);
-	for (var c = wg.x; c < count; c += nwg.x) {
-		let e = table[c];
+	let c = wg.x + wg.y * nwg.x;
+	if (c >= table[0].s) {
+		return;
+	}
+	{
+		let e = table[1u + c];
 		for (var i = lid; i < e.n; i += 4u * WG) {
 			let i1 = i + WG;
 			let i2 = i + 2u * WG;
@@ -224,19 +238,66 @@ type kernel struct {
 }
 
 // kernels are the device's compute pipelines; a zero kernel is not built
-// yet.
+// yet. The three move kernels share one explicit layout, moveLayout (the
+// table bound at a dynamic offset), and the table buffer.
 type kernels struct {
 	copyVec4, copyShift, copyWord, patch, mip kernel
+	moveLayout                                *wgpu.BindGroupLayout
+	movePipelineLayout                        *wgpu.PipelineLayout
+	table                                     moveTableBuffer
 }
 
+// release releases the pipelines, layouts and the move table buffer; the
+// GPU must be done with them.
 func (k *kernels) release() {
 	if k == nil {
 		return
 	}
+	k.table.release()
 	for _, p := range []*kernel{&k.copyVec4, &k.copyShift, &k.copyWord, &k.patch, &k.mip} {
-		p.layout.Release()
+		p.layout.Release() // the move kernels' shared layout: Release is idempotent
 		p.pipeline.Release()
 	}
+	if k.movePipelineLayout != nil {
+		k.movePipelineLayout.Release()
+	}
+}
+
+// moveLayouts makes the move kernels' bind group and pipeline layouts:
+// the table read-only at a dynamic offset, source and destination
+// read-write.
+func (d *Device) moveLayouts(k *kernels) error {
+	if k.movePipelineLayout != nil {
+		return nil
+	}
+	storage := func(binding uint32, typ wgpu.BufferBindingType, dynamic bool) wgpu.BindGroupLayoutEntry {
+		return wgpu.BindGroupLayoutEntry{
+			Binding:    binding,
+			Visibility: wgpu.ShaderStageCompute,
+			Buffer:     wgpu.BufferBindingLayout{Type: typ, HasDynamicOffset: dynamic},
+		}
+	}
+	bgl, err := d.dev.TryCreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{
+		Label: "gpumem move",
+		Entries: []wgpu.BindGroupLayoutEntry{
+			storage(0, wgpu.BufferBindingTypeReadOnlyStorage, true),
+			storage(1, wgpu.BufferBindingTypeStorage, false),
+			storage(2, wgpu.BufferBindingTypeStorage, false),
+		},
+	})
+	if err != nil {
+		return d.fail("create move bind group layout", err)
+	}
+	pl, err := d.dev.TryCreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{
+		Label:            "gpumem move",
+		BindGroupLayouts: []*wgpu.BindGroupLayout{bgl},
+	})
+	if err != nil {
+		bgl.Release()
+		return d.fail("create move pipeline layout", err)
+	}
+	k.moveLayout, k.movePipelineLayout = bgl, pl
+	return nil
 }
 
 // kernelSet names kernels to build.
@@ -271,6 +332,13 @@ func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
 		if need&s.set == 0 || s.dst.pipeline != nil {
 			continue
 		}
+		var layout *wgpu.PipelineLayout // auto, from the shader
+		if s.set == moveKernels {
+			if err := d.moveLayouts(k); err != nil {
+				return nil, err
+			}
+			layout = k.movePipelineLayout
+		}
 		mod, err := d.dev.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{
 			Label:      s.name,
 			WGSLSource: &wgpu.ShaderSourceWGSL{Code: wgslConsts + s.code},
@@ -280,13 +348,18 @@ func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
 		}
 		p, err := d.dev.TryCreateComputePipeline(&wgpu.ComputePipelineDescriptor{
 			Label:   s.name,
+			Layout:  layout,
 			Compute: wgpu.ProgrammableStageDescriptor{Module: mod, EntryPoint: "main"},
 		})
 		mod.Release()
 		if err != nil {
 			return nil, d.fail(fmt.Sprintf("create pipeline %s", s.name), err)
 		}
-		*s.dst = kernel{pipeline: p, layout: p.GetBindGroupLayout(0)}
+		if layout != nil {
+			*s.dst = kernel{pipeline: p, layout: k.moveLayout}
+		} else {
+			*s.dst = kernel{pipeline: p, layout: p.GetBindGroupLayout(0)}
+		}
 	}
 	return k, nil
 }

@@ -5,6 +5,7 @@ package webgpu
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
@@ -83,7 +84,7 @@ func (d *Device) scratchCap() uint64 {
 func (d *Device) ensureScratch(p *planner) error {
 	need := uint64(0)
 	for i := range p.numPasses() {
-		moves, direct := p.pass(i)
+		moves, direct, _, _ := p.pass(i)
 		n := uint64(0)
 		for j, m := range moves {
 			if !direct[j] {
@@ -137,7 +138,7 @@ func (d *Device) moveCopies(b *Buffer, p *planner) error {
 	}
 	d.encUsed = true
 	for i := range p.numPasses() {
-		moves, _ := p.pass(i)
+		moves, _, _, _ := p.pass(i)
 		off := uint64(0)
 		for _, m := range moves {
 			if err := enc.TryCopyBufferToBuffer(b.buf, m.Src, d.scratch, off, m.Size); err != nil {
@@ -180,9 +181,12 @@ type group struct {
 // groups are in use; those past them keep their entries' memory for the
 // next batch.
 type tableBuilder struct {
-	half   uint64 // H, the window step in bytes; 0: one window, the whole buffer
-	groups []group
-	n      int
+	half uint64 // H, the window step in bytes; 0: one window, the whole buffer
+	// maxEntries is the most entries of a group: its segment must fit
+	// one storage binding.
+	maxEntries int
+	groups     []group
+	n          int
 }
 
 // used returns the groups in use.
@@ -202,18 +206,25 @@ type moveTables struct {
 // are its bytes as they are, and encode copies whole groups.
 var hostLittleEndian = binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1
 
-// build turns the plan into the compute path's table: one table buffer for
-// the batch, a segment a group, each starting at a multiple of segAlign
-// bytes, in the order the groups dispatch: each pass's gather phase, then
-// its scatter phase. It returns the phases, their groups in that order,
-// and the table.
-func (mt *moveTables) build(p *planner, half, segAlign uint64) ([]tableBuilder, []byte) {
-	phases := mt.reset(2*p.numPasses(), half)
+// build turns the plan into the compute path's table: one table for the
+// batch, a segment a group, each starting at a multiple of segAlign bytes
+// with a header entry (its number of entries), in the order the groups
+// dispatch: each pass's gather phase, then its levels in order. It returns
+// the phases, their groups in that order, and the table.
+func (mt *moveTables) build(p *planner, half, segAlign uint64, maxEntries int) ([]tableBuilder, []byte) {
+	n := 0
 	for i := range p.numPasses() {
-		moves, direct := p.pass(i)
-		gather, scatter := &phases[2*i], &phases[2*i+1]
+		_, _, _, levels := p.pass(i)
+		n += 1 + levels
+	}
+	phases := mt.reset(n, half, maxEntries)
+	base := 0
+	for i := range p.numPasses() {
+		moves, direct, level, levels := p.pass(i)
+		gather := &phases[base]
 		off := uint64(0)
 		for j, m := range moves {
+			scatter := &phases[base+1+int(level[j])]
 			if direct[j] {
 				scatter.add(false, m.Src, false, m.Dst, m.Size)
 				continue
@@ -223,41 +234,47 @@ func (mt *moveTables) build(p *planner, half, segAlign uint64) ([]tableBuilder, 
 			scatter.add(true, so, false, m.Dst, m.Size)
 			off = so + m.Size
 		}
+		base += 1 + levels
 	}
 	return phases, mt.encode(phases, segAlign, hostLittleEndian)
 }
 
-// reset returns n empty builders with window step half.
-func (mt *moveTables) reset(n int, half uint64) []tableBuilder {
+// reset returns n empty builders with window step half and groups of at
+// most maxEntries entries.
+func (mt *moveTables) reset(n int, half uint64, maxEntries int) []tableBuilder {
 	for len(mt.phases) < n {
 		mt.phases = append(mt.phases, tableBuilder{})
 	}
 	ts := mt.phases[:n]
 	for i := range ts {
-		ts[i].half, ts[i].n = half, 0
+		ts[i].half, ts[i].maxEntries, ts[i].n = half, maxEntries, 0
 	}
 	return ts
 }
 
 // encode lays the groups of phases out as one table, in order, each
-// group's entries starting at a multiple of segAlign bytes (a multiple of
-// 4), and returns its bytes, which stay valid until the next call.
+// group's segment starting at a multiple of segAlign bytes (a multiple of
+// 16): a header entry whose first word is the number of entries, then the
+// entries. It returns the table's bytes, which stay valid until the next
+// call.
 func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64, littleEndian bool) []byte {
 	total := uint64(0) // words
 	for _, t := range phases {
 		for _, g := range t.used() {
-			total = alignUp(total*4+uint64(len(g.entries))*4, segAlign) / 4
+			total = alignUp(total*4+segmentBytes(len(g.entries)), segAlign) / 4
 		}
 	}
 	if uint64(cap(mt.words)) < total {
 		mt.words = make([]uint32, total)
 	}
 	words := mt.words[:total]
+	clear(words)
 	off := uint64(0)
 	for _, t := range phases {
 		for _, g := range t.used() {
-			copy(words[off:], g.entries)
-			off = alignUp(off*4+uint64(len(g.entries))*4, segAlign) / 4
+			words[off] = uint32(len(g.entries) / 4)
+			copy(words[off+4:], g.entries)
+			off = alignUp(off*4+segmentBytes(len(g.entries)), segAlign) / 4
 		}
 	}
 	if littleEndian {
@@ -273,6 +290,10 @@ func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64, littleEndia
 	return b
 }
 
+// segmentBytes is the size of g's segment of the table: its header entry
+// and its entries.
+func segmentBytes(words int) uint64 { return 16 + uint64(words)*4 }
+
 func (t *tableBuilder) window(off uint64) (uint64, uint64) {
 	if t.half == 0 {
 		return 0, 0
@@ -281,11 +302,16 @@ func (t *tableBuilder) window(off uint64) (uint64, uint64) {
 	return k, k * t.half
 }
 
+// group returns the group for a chunk of kernel from src to dst: the
+// newest of those bindings, or a new one when that one is full.
 func (t *tableBuilder) group(kernel int, src, dst binding) *group {
 	for i := t.n - 1; i >= 0; i-- { // the newest first: chunks come in runs
 		g := &t.groups[i]
 		if g.kernel == kernel && g.src == src && g.dst == dst {
-			return g
+			if len(g.entries) < 4*t.maxEntries {
+				return g
+			}
+			break
 		}
 	}
 	if t.n == len(t.groups) {
@@ -302,6 +328,10 @@ func (t *tableBuilder) group(kernel int, src, dst binding) *group {
 // destination, then vec4s (from a source aligned alike, or from words), then
 // the remaining words.
 func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
+	if t.half == 0 && (src|dst|n)%16 == 0 {
+		t.vec4s(srcScratch, src, dstScratch, dst, n)
+		return
+	}
 	head := min((16-dst%16)%16, n)
 	body := (n - head) &^ 15
 	kernel := kernelShift
@@ -311,6 +341,27 @@ func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uin
 	t.chunks(kernelWord, srcScratch, src, dstScratch, dst, head)
 	t.chunks(kernel, srcScratch, src+head, dstScratch, dst+head, body)
 	t.chunks(kernelWord, srcScratch, src+head+body, dstScratch, dst+head+body, n-head-body)
+}
+
+// vec4s is add's fast path, for one window and a copy whose source,
+// destination and size are multiples of 16: vec4 chunks only, written
+// straight into the group's entries.
+func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
+	g := t.group(kernelVec4, binding{scratch: srcScratch}, binding{scratch: dstScratch})
+	for n > 0 {
+		if len(g.entries) >= 4*t.maxEntries {
+			g = t.group(kernelVec4, binding{scratch: srcScratch}, binding{scratch: dstScratch})
+		}
+		k := min((n+chunkBytes-1)/chunkBytes, uint64(t.maxEntries-len(g.entries)/4)) // chunks that fit g
+		at := len(g.entries)
+		g.entries = slices.Grow(g.entries, int(4*k))[:at+int(4*k)]
+		e := g.entries[at:]
+		for i := 0; i+3 < len(e); i += 4 {
+			c := min(n, chunkBytes)
+			e[i], e[i+1], e[i+2], e[i+3] = uint32(src>>4), uint32(dst>>4), uint32(c>>4), 0
+			src, dst, n = src+c, dst+c, n-c
+		}
+	}
 }
 
 func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
@@ -343,6 +394,9 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 	g := t.group(kernel, sb, db)
 	for n > 0 {
 		c := min(n, limit)
+		if len(g.entries) >= 4*t.maxEntries {
+			g = t.group(kernel, sb, db)
+		}
 		g.entries = append(g.entries, uint32((src-sBase)>>srcShift), uint32((dst-dBase)>>dstShift), uint32(c>>dstShift), 0)
 		src, dst, n = src+c, dst+c, n-c
 		// A chunk is at most H long, so the next starts in the same
@@ -359,20 +413,32 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 	}
 }
 
-// moveCompute runs the plan in compute dispatches.
+// moveCompute runs the plan in compute dispatches: the table goes up in
+// one queue write into the device's table buffer, and each group is one
+// dispatch of its kernel with the bind group of its bindings (made once
+// and kept while the buffer, the table buffer and scratch stay the same)
+// at its segment's offset.
 func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 	half := uint64(0)
 	if b.desc.Size > d.limits.MaxStorageBufferBindingSize {
 		align := uint64(max(d.limits.StorageOffsetAlignment, 256))
 		half = (d.limits.MaxStorageBufferBindingSize / 2) / align * align
 	}
-	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 16))
-	phases, table := d.tables.build(p, half, segAlign)
-	tb, pass, err := d.tablePass("move", table)
+	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 256))
+	maxEntries := int((min(d.limits.MaxStorageBufferBindingSize, 16<<20) - 16) / 16)
+	phases, table := d.tables.build(p, half, segAlign, maxEntries)
+	enc, err := d.encoder()
 	if err != nil {
 		return err
 	}
-	off := uint64(0) // of the group's table segment, bytes
+	base, err := d.uploadTable(k, table, segAlign)
+	if err != nil {
+		return err
+	}
+	d.encUsed = true
+	pass := enc.BeginComputePass(nil)
+	off := base // of the group's segment in the table buffer, bytes
+	var last *kernel
 	for _, t := range phases {
 		for _, g := range t.used() {
 			kk := &k.copyWord
@@ -382,24 +448,21 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 			case kernelShift:
 				kk = &k.copyShift
 			}
-			bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
-				Layout: kk.layout,
-				Entries: []wgpu.BindGroupEntry{
-					{Binding: 0, Buffer: tb, Offset: off, Size: uint64(len(g.entries)) * 4},
-					d.bindingEntry(1, b, g.src, half),
-					d.bindingEntry(2, b, g.dst, half),
-				},
-			})
+			bg, err := d.moveBindGroup(k, kk, b, g.kernel, g.src, g.dst, half)
 			if err != nil {
 				_ = pass.TryEnd()
 				pass.Release()
-				return d.fail("move: bind group", err)
+				return err
 			}
-			pass.SetPipeline(kk.pipeline)
-			pass.SetBindGroup(0, bg, nil)
-			pass.DispatchWorkgroups(uint32(min(len(g.entries)/4, maxWorkgroups)), 1, 1)
-			bg.Release()
-			off = alignUp(off+uint64(len(g.entries))*4, segAlign)
+			if kk != last {
+				pass.SetPipeline(kk.pipeline)
+				last = kk
+			}
+			pass.SetBindGroup(0, bg, []uint32{uint32(off)})
+			n := uint32(len(g.entries) / 4) // one workgroup an entry
+			x := min(n, maxWorkgroups)
+			pass.DispatchWorkgroups(x, (n+x-1)/x, 1)
+			off = alignUp(off+segmentBytes(len(g.entries)), segAlign)
 		}
 	}
 	err = pass.TryEnd()
@@ -408,6 +471,118 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 		return d.fail("move: end compute pass", err)
 	}
 	return nil
+}
+
+// moveTableBuffer is the storage buffer the move kernels read their tables
+// from, and the bind groups made on it. Each batch's table is written at
+// the next free offset of the pending encoder's share of the buffer by a
+// queue write, which lands before the encoder's commands at its submit;
+// with the next encoder the buffer is written from the start again (queue
+// order puts those writes after the earlier submit's reads). A binding sees
+// size bytes from its dynamic offset, and every table starts in the first
+// half: size is half the buffer.
+type moveTableBuffer struct {
+	buf        *wgpu.Buffer
+	size       uint64               // bytes a binding sees
+	capacity   uint64               // bytes of buf
+	enc        *wgpu.CommandEncoder // the encoder whose tables fill the buffer
+	used       uint64               // bytes of enc's tables
+	bindGroups []cachedBindGroup    // made on buf, scratch and bound
+	bound      *wgpu.Buffer         // the moved buffer of bindGroups
+	scratch    *wgpu.Buffer         // the scratch buffer of bindGroups
+	half       uint64               // the window step of bindGroups
+}
+
+// cachedBindGroup is a move kernel's bind group for one pair of bindings.
+type cachedBindGroup struct {
+	kernel   int
+	src, dst binding
+	bg       *wgpu.BindGroup
+}
+
+// release releases the table buffer and the bind groups; the GPU must be
+// done with them.
+func (t *moveTableBuffer) release() {
+	t.dropBindGroups()
+	if t.buf != nil {
+		t.buf.Destroy()
+		t.buf.Release()
+		t.buf = nil
+	}
+}
+
+func (t *moveTableBuffer) dropBindGroups() {
+	for _, c := range t.bindGroups {
+		c.bg.Release()
+	}
+	clear(t.bindGroups)
+	t.bindGroups = t.bindGroups[:0]
+}
+
+// uploadTable writes table into the table buffer for the pending encoder
+// and returns its offset, a multiple of segAlign. It grows the buffer
+// (the old one is destroyed once the GPU is done with it) when the
+// encoder's tables outgrow its first half.
+func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64, error) {
+	t := &k.table
+	if t.enc != d.enc {
+		t.enc, t.used = d.enc, 0
+	}
+	base := alignUp(t.used, segAlign)
+	if t.buf == nil || base+uint64(len(table)) > t.capacity-t.size {
+		size := alignUp(max(2*uint64(len(table)), 2*t.size, 64<<10), 256)
+		if size > d.limits.MaxBufferSize {
+			return 0, fmt.Errorf("webgpu: move: a table of %d bytes, more than a buffer holds (%d): %w", len(table), d.limits.MaxBufferSize, device.ErrInvalidUsage)
+		}
+		buf, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
+			Label: "gpumem move tables",
+			Size:  size,
+			Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopyDst,
+		})
+		if err != nil {
+			return 0, d.fail("create move table buffer", err)
+		}
+		if t.buf != nil {
+			d.graveBuffers = append(d.graveBuffers, t.buf)
+		}
+		t.dropBindGroups()
+		t.buf, t.capacity, base = buf, size, 0
+		t.size = min(size/2, d.limits.MaxStorageBufferBindingSize&^255)
+	}
+	if err := d.queue.TryWriteBuffer(t.buf, base, table); err != nil {
+		return 0, d.fail("move: write table", err)
+	}
+	t.used = base + uint64(len(table))
+	return base, nil
+}
+
+// moveBindGroup returns the bind group of kernel kk for a dispatch reading
+// src and writing dst, made on the first use of that pair since the moved
+// buffer, scratch or the table buffer last changed.
+func (d *Device) moveBindGroup(k *kernels, kk *kernel, b *Buffer, kernel int, src, dst binding, half uint64) (*wgpu.BindGroup, error) {
+	t := &k.table
+	if t.bound != b.buf || t.scratch != d.scratch || t.half != half {
+		t.dropBindGroups()
+		t.bound, t.scratch, t.half = b.buf, d.scratch, half
+	}
+	for _, c := range t.bindGroups {
+		if c.kernel == kernel && c.src == src && c.dst == dst {
+			return c.bg, nil
+		}
+	}
+	bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
+		Layout: kk.layout,
+		Entries: []wgpu.BindGroupEntry{
+			{Binding: 0, Buffer: t.buf, Size: t.size},
+			d.bindingEntry(1, b, src, half),
+			d.bindingEntry(2, b, dst, half),
+		},
+	})
+	if err != nil {
+		return nil, d.fail("move: bind group", err)
+	}
+	t.bindGroups = append(t.bindGroups, cachedBindGroup{kernel, src, dst, bg})
+	return bg, nil
 }
 
 // bindingEntry binds the scratch buffer, or window w of b.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
@@ -18,23 +19,28 @@ func refMoves(buf []byte, moves []device.Move) {
 	}
 }
 
-// runPlan executes a plan on buf the way the GPU does, with the two phases
-// of each pass, and with the writes of phase 2 in the order given by
-// reverse: any dependence the plan failed to cut shows up as a difference
-// between the two orders or against the reference. It also checks the
-// invariants the kernels rely on: no byte written twice in a phase, no
-// direct move reading a byte written in its phase.
+// runPlan executes a plan on buf the way the GPU does: for each pass, the
+// gather step, then each level, with the copies of a level in the order
+// given by reverse: any dependence the plan failed to cut shows up as a
+// difference between the two orders or against the reference. It also
+// checks the invariants the kernels rely on: no byte written twice in a
+// pass, no direct move reading a byte written in its level, no direct
+// move overlapping itself, every level below the pass's count.
 func runPlan(t *testing.T, p *planner, buf []byte, reverse bool) {
 	t.Helper()
 	for i := range p.numPasses() {
-		moves, direct := p.pass(i)
+		moves, direct, level, levels := p.pass(i)
 		written := make([]bool, len(buf))
-		var scratch [][]byte
+		scratch := make([][]byte, len(moves))
 		for j, m := range moves {
+			if level[j] < 0 || int(level[j]) >= levels {
+				t.Fatalf("pass %d: move %d at level %d of %d", i, j, level[j], levels)
+			}
+			if direct[j] && selfOverlaps(m) {
+				t.Fatalf("pass %d: direct move %d %v overlaps itself", i, j, m)
+			}
 			if !direct[j] {
-				scratch = append(scratch, bytes.Clone(buf[m.Src:m.Src+m.Size]))
-			} else {
-				scratch = append(scratch, nil)
+				scratch[j] = bytes.Clone(buf[m.Src : m.Src+m.Size])
 			}
 			for k := m.Dst; k < m.Dst+m.Size; k++ {
 				if written[k] {
@@ -43,28 +49,37 @@ func runPlan(t *testing.T, p *planner, buf []byte, reverse bool) {
 				written[k] = true
 			}
 		}
-		for j, m := range moves {
-			if direct[j] {
-				for k := m.Src; k < m.Src+m.Size; k++ {
-					if written[k] {
-						t.Fatalf("pass %d: direct move %d reads byte %d written in its phase", i, j, k)
+		for l := range int32(levels) {
+			inLevel := make([]bool, len(buf))
+			var order []int
+			for j, m := range moves {
+				if level[j] == l {
+					order = append(order, j)
+					for k := m.Dst; k < m.Dst+m.Size; k++ {
+						inLevel[k] = true
 					}
 				}
 			}
-		}
-		order := make([]int, len(moves))
-		for j := range order {
-			order[j] = j
-			if reverse {
-				order[j] = len(moves) - 1 - j
+			for _, j := range order {
+				m := moves[j]
+				if direct[j] {
+					for k := m.Src; k < m.Src+m.Size; k++ {
+						if inLevel[k] {
+							t.Fatalf("pass %d: direct move %d reads byte %d written in its level %d", i, j, k, l)
+						}
+					}
+				}
 			}
-		}
-		for _, j := range order {
-			m := moves[j]
-			if direct[j] {
-				copy(buf[m.Dst:m.Dst+m.Size], buf[m.Src:m.Src+m.Size])
-			} else {
-				copy(buf[m.Dst:m.Dst+m.Size], scratch[j])
+			if reverse {
+				slices.Reverse(order)
+			}
+			for _, j := range order {
+				m := moves[j]
+				if direct[j] {
+					copy(buf[m.Dst:m.Dst+m.Size], buf[m.Src:m.Src+m.Size])
+				} else {
+					copy(buf[m.Dst:m.Dst+m.Size], scratch[j])
+				}
 			}
 		}
 	}
@@ -154,7 +169,7 @@ func TestPlanSweepIsOnePass(t *testing.T) {
 	if p.numPasses() != 1 {
 		t.Fatalf("sweep took %d passes, want 1", p.numPasses())
 	}
-	_, direct := p.pass(0)
+	_, direct, _, _ := p.pass(0)
 	n := 0
 	for _, d := range direct {
 		if d {
@@ -227,7 +242,7 @@ func TestMoveTables(t *testing.T) {
 	for _, n := range []int{len(all), 10, 500, 1} {
 		for _, segAlign := range []uint64{16, 256} {
 			p.plan(all[:n], 128<<20, false)
-			phases, table := mt.build(&p, 64<<20, segAlign)
+			phases, table := mt.build(&p, 64<<20, segAlign, 1<<20)
 			le := bytes.Clone(table)
 			be := bytes.Clone(mt.encode(phases, segAlign, false))
 			if hostLittleEndian && !bytes.Equal(le, be) {
@@ -242,8 +257,11 @@ func TestMoveTables(t *testing.T) {
 					if off%segAlign != 0 {
 						t.Fatalf("%d moves: a segment at %d, not a multiple of %d", n, off, segAlign)
 					}
+					if got := binary.LittleEndian.Uint32(be[off:]); got != uint32(len(g.entries)/4) {
+						t.Fatalf("%d moves: a segment's header says %d entries, want %d", n, got, len(g.entries)/4)
+					}
 					for i, w := range g.entries {
-						if got := binary.LittleEndian.Uint32(be[off+uint64(i)*4:]); got != w {
+						if got := binary.LittleEndian.Uint32(be[off+16+uint64(i)*4:]); got != w {
 							t.Fatalf("%d moves: word %d of a segment at %d = %d, want %d", n, i, off, got, w)
 						}
 					}
@@ -254,7 +272,7 @@ func TestMoveTables(t *testing.T) {
 						}
 						bytesCopied += uint64(g.entries[i+2]) * unit
 					}
-					off = alignUp(off+uint64(len(g.entries))*4, segAlign)
+					off = alignUp(off+segmentBytes(len(g.entries)), segAlign)
 				}
 			}
 			if off != uint64(len(be)) {
@@ -262,7 +280,7 @@ func TestMoveTables(t *testing.T) {
 			}
 			want := uint64(0) // each byte gathered then scattered, or moved directly
 			for i := range p.numPasses() {
-				moves, direct := p.pass(i)
+				moves, direct, _, _ := p.pass(i)
 				for j, m := range moves {
 					want += m.Size
 					if !direct[j] {
@@ -289,7 +307,7 @@ func BenchmarkMoveTables(b *testing.B) {
 	entries := 0
 	for b.Loop() {
 		p.plan(moves, 128<<20, false)
-		_, table := mt.build(&p, 64<<20, 256)
+		_, table := mt.build(&p, 64<<20, 256, 1<<20)
 		entries = len(table) / 16
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(moves)), "ns/move")
