@@ -61,10 +61,18 @@ func KeyOf(desc device.TextureDesc) Key {
 	return Key{Format: desc.Format, Width: desc.Width, Height: desc.Height, Mips: desc.Mips, Samples: desc.Samples}
 }
 
-// String returns the key as "RGBA8Unorm 64x64 mips 7 samples 1".
+// String returns the key as "RGBA8Unorm 64x64", followed by ", 7 mips"
+// or ", 4 samples" where there is more than one.
 func (k Key) String() string {
 	k = k.Normalized()
-	return fmt.Sprintf("%v %dx%d mips %d samples %d", k.Format, k.Width, k.Height, k.Mips, k.Samples)
+	s := fmt.Sprintf("%v %dx%d", k.Format, k.Width, k.Height)
+	if k.Mips > 1 {
+		s += fmt.Sprintf(", %d mips", k.Mips)
+	}
+	if k.Samples > 1 {
+		s += fmt.Sprintf(", %d samples", k.Samples)
+	}
+	return s
 }
 
 // Options configure a Registry. The zero value is 8 pages at most, of the

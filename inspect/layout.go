@@ -232,7 +232,6 @@ func (l *layout) head(b *Buffer, y float64) {
 		}
 		head += ")"
 	}
-	l.text(mapMargin, y+14, textNormal, 's', true, colorText, head)
 	occ := 0.0
 	if b.CapacityBytes > 0 {
 		occ = float64(s.ReservedBytes) / float64(b.CapacityBytes)
@@ -248,7 +247,34 @@ func (l *layout) head(b *Buffer, y float64) {
 	if s.Growths+s.Moves > 0 {
 		info += fmt.Sprintf("; since start %d growths, %s moves", s.Growths, group(int(min(s.Moves, 1<<62))))
 	}
+	l.text(mapMargin, y+14, textNormal, 's', true, colorText, fit(head, textNormal, mapWidth-2*mapMargin-drawnWidth(info, textSmall, false)-12))
 	l.text(mapWidth-mapMargin, y+14, textSmall, 'e', false, colorMuted, info)
+}
+
+// fit returns s, or as much of it as fits in width pixels at size, bold,
+// with an ellipsis after, so a heading never runs into the figures beside
+// it (the full name is in the table).
+func fit(s string, size, width int) string {
+	if drawnWidth(s, size, true) <= width {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && drawnWidth(string(r)+"…", size, true) > width {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+// drawnWidth bounds the width of s at size in both renderings: the PNG's
+// bitmap font (textWidth) and a browser's sans-serif in the SVG, whose
+// glyphs average about 0.56 of the size across (0.62 bold: DejaVu Sans,
+// measured on the maps' headings).
+func drawnWidth(s string, size int, bold bool) int {
+	em := 0.56
+	if bold {
+		em = 0.62
+	}
+	return max(textWidth(s, size), int(em*float64(size)*float64(len([]rune(s)))+0.5))
 }
 
 // grid lays out a texture array's block at y: a cell per layer, in rows.
