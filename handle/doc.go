@@ -4,7 +4,9 @@
 // Its user in gpumem is package meshlet: a Manager's batch handles are
 // this package's, so a loader goroutine reserves a batch's handle without a
 // lock (meshlet.Remote) while the goroutine that owns the manager works,
-// and hands the batch over to be placed under it (AddReserved).
+// and hands the batch over to be placed under it (AddReserved). A
+// bindless.Registry is keyed by the caller's own ids, and Handles a Remote
+// reserves serve as those (bindless's ExampleRegistry_loader).
 //
 // # Basics
 //
