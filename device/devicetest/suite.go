@@ -26,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"CopyBuffer", testCopyBuffer},
 		{"MapWrite", testMapWrite},
 		{"FillBuffer", testFillBuffer},
+		{"CheckGuards", testCheckGuards},
 		{"MoveSizeClasses", testMoveSizeClasses},
 		{"MoveLarge", testMoveLarge},
 		{"MoveSweep", testMoveSweep},

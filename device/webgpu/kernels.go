@@ -241,7 +241,7 @@ type kernel struct {
 // yet. The three move kernels share one explicit layout, moveLayout (the
 // table bound at a dynamic offset), and the table buffer.
 type kernels struct {
-	copyVec4, copyShift, copyWord, patch, mip kernel
+	copyVec4, copyShift, copyWord, patch, mip, guard kernel
 	moveLayout                                *wgpu.BindGroupLayout
 	movePipelineLayout                        *wgpu.PipelineLayout
 	table                                     moveTableBuffer
@@ -254,7 +254,7 @@ func (k *kernels) release() {
 		return
 	}
 	k.table.release()
-	for _, p := range []*kernel{&k.copyVec4, &k.copyShift, &k.copyWord, &k.patch, &k.mip} {
+	for _, p := range []*kernel{&k.copyVec4, &k.copyShift, &k.copyWord, &k.patch, &k.mip, &k.guard} {
 		p.layout.Release() // the move kernels' shared layout: Release is idempotent
 		p.pipeline.Release()
 	}
@@ -307,6 +307,7 @@ const (
 	moveKernels kernelSet = 1 << iota // copyVec4, copyShift, copyWord
 	patchKernel
 	mipKernel
+	guardKernel
 )
 
 // kernelsOrErr returns the device's compute pipelines with those of need
@@ -328,6 +329,7 @@ func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
 		{moveKernels, &k.copyWord, "gpumem copy word", copyWordWGSL},
 		{patchKernel, &k.patch, "gpumem patch", patchWGSL},
 		{mipKernel, &k.mip, "gpumem mip", mipWGSL},
+		{guardKernel, &k.guard, "gpumem guard", guardWGSL},
 	} {
 		if need&s.set == 0 || s.dst.pipeline != nil {
 			continue
