@@ -242,9 +242,9 @@ type kernel struct {
 // table bound at a dynamic offset), and the table buffer.
 type kernels struct {
 	copyVec4, copyShift, copyWord, patch, mip, guard kernel
-	moveLayout                                *wgpu.BindGroupLayout
-	movePipelineLayout                        *wgpu.PipelineLayout
-	table                                     moveTableBuffer
+	moveLayout                                       *wgpu.BindGroupLayout
+	movePipelineLayout                               *wgpu.PipelineLayout
+	table                                            moveTableBuffer
 }
 
 // release releases the pipelines, layouts and the move table buffer; the
