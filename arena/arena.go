@@ -99,6 +99,9 @@ type Arena struct {
 	// serial names the arena in its handles (see Handle).
 	serial   uint32
 	released bool
+	// lowSweeps counts the Sweep calls in a row that found occupancy low
+	// (shrink.go).
+	lowSweeps int
 	// Guards (guard.go): the fill of new margins, CheckGuards' scratch.
 	guardFill []byte
 	guards    []device.Guard
@@ -140,7 +143,8 @@ func (o *Options) bufferDesc(elems uint32) device.BufferDesc {
 }
 
 // Buffer returns the arena's current buffer. Growth replaces it: read it
-// again after any Allocate (compare Stats().Growths to notice cheaply).
+// again after any Allocate, Sweep or Shrink (compare Stats().Growths and
+// Stats().Shrinks to notice cheaply).
 func (a *Arena) Buffer() device.Buffer { return a.buf }
 
 // ElemSize returns the size of one element in bytes.

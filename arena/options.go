@@ -49,6 +49,15 @@ type Options struct {
 	// Fragmented is what a refusal does when the room is there in pieces.
 	// Default SweepThenCompact.
 	Fragmented Strategy
+	// ShrinkBelow, when above 0, lets Sweep give memory back: an arena
+	// whose reserved elements stay at or below this fraction of its
+	// capacity for ShrinkAfter Sweep calls in a row moves into a smaller
+	// buffer (see Shrink and shrink.go's notes). Below 1; 0.5 is a good
+	// value. Off (0) by default.
+	ShrinkBelow float64
+	// ShrinkAfter is how many Sweep calls in a row occupancy must stay low
+	// before a shrink. Default DefaultShrinkAfter.
+	ShrinkAfter int
 	// GuardBytes, when not zero, gives every allocation a margin of at
 	// least that many bytes after its elements, filled with GuardPattern
 	// and checked by CheckGuards: a debugging aid that catches writes past
@@ -124,7 +133,6 @@ type Budget struct {
 // and 4,096 steps.
 var DefaultBudget = Budget{Moves: 64, Bytes: 4 << 20, Steps: 4096}
 
-
 // Or returns b with its zero (or negative) fields taken from d: how a
 // partly filled Budget falls back to another (Options.Budget, DefaultBudget).
 func (b Budget) Or(d Budget) Budget {
@@ -178,6 +186,12 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if o.Policy > offset.Fit {
 		return o, fmt.Errorf("%w: unknown policy %v", ErrInvalidOptions, o.Policy)
+	}
+	if !(o.ShrinkBelow >= 0 && o.ShrinkBelow < 1) || o.ShrinkAfter < 0 {
+		return o, fmt.Errorf("%w: ShrinkBelow %v (want 0 to below 1), ShrinkAfter %d", ErrInvalidOptions, o.ShrinkBelow, o.ShrinkAfter)
+	}
+	if o.ShrinkAfter == 0 {
+		o.ShrinkAfter = DefaultShrinkAfter
 	}
 	if o.GuardBytes > 1<<20 {
 		return o, fmt.Errorf("%w: GuardBytes %d, at most 1 MiB", ErrInvalidOptions, o.GuardBytes)

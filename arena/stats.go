@@ -20,7 +20,8 @@ type Stats struct {
 	Refusals           uint64 // allocator refusals (and Reserve calls) that made the arena make room
 	FragmentedRefusals uint64 // those refused with enough free space in pieces
 	Growths            uint64 // new buffers made for growth
-	BytesCopied        uint64 // bytes copied by growths
+	Shrinks            uint64 // new, smaller buffers made to give memory back (shrink.go)
+	BytesCopied        uint64 // bytes copied by growths and shrinks
 	FullCompactions    uint64 // full compactions, by Compact or on refusal
 	SweepSteps         uint64 // allocations visited by sweeps and compactions, moved or not (Budget.Steps spends these)
 	Moves              uint64 // allocations moved by sweeps and compactions

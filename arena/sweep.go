@@ -103,7 +103,9 @@ func (a *Arena) forget(id uint32) {
 // its next call. Zero fields of budget take Options.Budget's. O(budget).
 //
 // When the pass reaches the end with no hole left behind it, the episode
-// completes: all free space is one region at the tail.
+// completes: all free space is one region at the tail. With
+// Options.ShrinkBelow, a call may also move the arena into a smaller
+// buffer (shrink.go).
 func (a *Arena) Sweep(budget Budget) ([]Move, error) {
 	if a.released {
 		return nil, ErrReleased
@@ -111,6 +113,9 @@ func (a *Arena) Sweep(budget Budget) ([]Move, error) {
 	completed, err := a.sweep(budget.Or(a.opts.Budget))
 	if completed {
 		a.stats.SweepsCompleted++
+	}
+	if err == nil && a.opts.ShrinkBelow > 0 {
+		err = a.watchShrink()
 	}
 	return a.done, err
 }

@@ -1,0 +1,110 @@
+package arena
+
+import (
+	"fmt"
+	"math"
+)
+
+// Shrinking gives memory back. With Options.ShrinkBelow set, Sweep watches
+// occupancy: once the reserved elements have stayed at or below
+// ShrinkBelow of the capacity for ShrinkAfter Sweep calls in a row, the
+// arena moves into a smaller buffer, of the reserved elements plus an
+// eighth (never below InitialElems). The allocations must sit below that
+// size first: when the used range (up to the end of the last allocation)
+// reaches past it, Sweep arms a sweep episode, whose budgeted steps
+// gather the free space at the tail over the next calls, and shrinks once
+// the used range fits. A shrink is one new buffer and one copy of the
+// used range, like a growth; Buffer changes (watch Stats().Growths and
+// Stats().Shrinks).
+//
+// Hysteresis: a growth leaves the arena at most 1/GrowthFactor full of
+// what it held, so ShrinkBelow should sit well below that (the default
+// ShrinkBelow of 0.5 with the default GrowthFactor of 2 shrinks only
+// after a quarter of the arena's contents went), and the ShrinkAfter
+// calls in a row filter out a level that unloads for a moment.
+
+// DefaultShrinkAfter is the ShrinkAfter a zero value means: 120 Sweep
+// calls, two seconds of frames at 60 a second.
+const DefaultShrinkAfter = 120
+
+// shrinkTarget returns the capacity a shrink of an arena holding reserved
+// elements moves to.
+func (a *Arena) shrinkTarget(reserved uint64) uint32 {
+	t := uint64(math.Ceil(float64(reserved) * 1.125))
+	t = max(t, uint64(a.opts.InitialElems), 1)
+	return uint32(min(t, uint64(a.opts.MaxElems)))
+}
+
+// watchShrink runs at each Sweep call with ShrinkBelow set; see above.
+func (a *Arena) watchShrink() error {
+	capacity := a.alloc.Capacity()
+	reserved := uint64(capacity - a.alloc.Report().Free)
+	if float64(reserved) > a.opts.ShrinkBelow*float64(capacity) {
+		a.lowSweeps = 0
+		return nil
+	}
+	if a.lowSweeps < a.opts.ShrinkAfter {
+		a.lowSweeps++
+		return nil
+	}
+	target := a.shrinkTarget(reserved)
+	if target >= capacity {
+		return nil
+	}
+	if used := capacity - a.alloc.Tail(); used > target {
+		a.arm() // gather the free space at the tail first
+		return nil
+	}
+	if err := a.shrink(target); err != nil {
+		return err
+	}
+	a.lowSweeps = 0
+	return nil
+}
+
+// shrink moves the arena to a new buffer of capacity elements, which the
+// used range fits. The arena is unchanged when it fails.
+func (a *Arena) shrink(capacity uint32) error {
+	buf, err := a.dev.CreateBuffer(a.opts.bufferDesc(capacity))
+	if err != nil {
+		return fmt.Errorf("arena %q: shrink to %d elements: %w", a.opts.Label, capacity, err)
+	}
+	used := uint64(a.alloc.Capacity()-a.alloc.Tail()) * uint64(a.opts.ElemSize)
+	if used > 0 {
+		if err := a.dev.CopyBuffer(a.buf, 0, buf, 0, used); err != nil {
+			buf.Release()
+			return fmt.Errorf("arena %q: shrink: copy %d bytes: %w", a.opts.Label, used, err)
+		}
+	}
+	if err := a.alloc.Shrink(capacity); err != nil {
+		buf.Release()
+		return fmt.Errorf("arena %q: shrink: %w", a.opts.Label, err) // cannot happen: the used range fits
+	}
+	a.buf.Release()
+	a.buf = buf
+	a.stats.Shrinks++
+	a.stats.BytesCopied += used
+	return nil
+}
+
+// Shrink gives memory back now, whatever Options.ShrinkBelow: it compacts
+// fully (as Compact, whose moves it returns) and moves the arena into a
+// buffer of its reserved elements plus an eighth, never below
+// InitialElems; when that is not smaller than the capacity it only
+// compacts. What a budget's reclaimer calls (package budget). Errors are
+// Compact's, or the device's refusal of the smaller buffer, after which
+// the arena is compacted and keeps its buffer.
+func (a *Arena) Shrink() ([]Move, error) {
+	moves, err := a.Compact()
+	if err != nil {
+		return moves, err
+	}
+	capacity := a.alloc.Capacity()
+	if target := a.shrinkTarget(uint64(capacity - a.alloc.Report().Free)); target < capacity {
+		if err := a.shrink(target); err != nil {
+			return moves, err
+		}
+	}
+	a.lowSweeps = 0
+	return moves, nil
+}
