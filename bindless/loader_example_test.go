@@ -18,7 +18,7 @@ func ExampleRegistry_loader() {
 	dev, _ := host.New(host.Options{})
 	defer dev.Release()
 	ids := handle.New()
-	defer ids.Close()
+	defer ids.Release()
 	r, _ := bindless.New[handle.Handle](dev, bindless.Options{LayersPerPage: 4})
 	defer r.Release()
 

@@ -99,15 +99,15 @@
 //
 // Owner methods must not run concurrently with each other: an Owner is used
 // by one goroutine at a time, like any Go value. Remote methods may run
-// concurrently with each other and with any Owner method, Close included,
+// concurrently with each other and with any Owner method, Release included,
 // from any number of goroutines. In full:
 //
 //	                 Owner method   Remote method
 //	Owner method     no             yes
 //	Remote method    yes            yes
 //
-// Allocations and Close: an Allocate that starts after Close has returned
-// fails with ErrClosed; one that overlaps Close may still succeed.
+// Allocations and Release: an Allocate that starts after Release has returned
+// fails with ErrReleased; one that overlaps Release may still succeed.
 //
 // # Caveats
 //

@@ -10,9 +10,9 @@ var (
 	// issued, or the zero Handle.
 	ErrStale = errors.New("handle: stale handle")
 
-	// ErrClosed is returned by every allocation and free after Owner.Close,
+	// ErrReleased is returned by every allocation and free after Owner.Release,
 	// by the owner and by its remote allocators alike.
-	ErrClosed = errors.New("handle: owner closed")
+	ErrReleased = errors.New("handle: owner released")
 
 	// ErrExhausted is returned by an allocation when every one of the
 	// 2^32-1 indices has been issued and none is free to reuse.

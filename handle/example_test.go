@@ -33,7 +33,7 @@ func Example() {
 	err := o.Free(a)
 	fmt.Println("free a again is stale:", errors.Is(err, handle.ErrStale))
 
-	o.Close()
+	o.Release()
 	_, err = r.Allocate()
 	fmt.Println(err)
 	fmt.Printf("%+v\n", o.Stats())
@@ -42,6 +42,6 @@ func Example() {
 	// remote got 1.1 live: true
 	// a live: false
 	// free a again is stale: true
-	// remote alloc: handle: owner closed
+	// remote alloc: handle: owner released
 	// {Issued:2 Live:2 Buffered:0 Shared:0 Retired:0}
 }

@@ -151,28 +151,28 @@ func TestClose(t *testing.T) {
 	o := handle.New()
 	r := o.Remote()
 	h, _ := o.Allocate()
-	if r.Closed() {
-		t.Fatal("closed before Close")
+	if r.Released() {
+		t.Fatal("released before Release")
 	}
-	o.Close()
-	o.Close()
-	if !r.Closed() {
-		t.Fatal("remote does not report Close")
+	o.Release()
+	o.Release()
+	if !r.Released() {
+		t.Fatal("remote does not report Release")
 	}
-	if _, err := r.Allocate(); !errors.Is(err, handle.ErrClosed) {
+	if _, err := r.Allocate(); !errors.Is(err, handle.ErrReleased) {
 		t.Errorf("remote Allocate = %v", err)
 	}
-	if n, err := r.AllocMany(make([]handle.Handle, 3)); n != 0 || !errors.Is(err, handle.ErrClosed) {
+	if n, err := r.AllocMany(make([]handle.Handle, 3)); n != 0 || !errors.Is(err, handle.ErrReleased) {
 		t.Errorf("remote AllocMany = %d, %v", n, err)
 	}
-	if _, err := o.Allocate(); !errors.Is(err, handle.ErrClosed) {
+	if _, err := o.Allocate(); !errors.Is(err, handle.ErrReleased) {
 		t.Errorf("Allocate = %v", err)
 	}
-	if err := o.Free(h); !errors.Is(err, handle.ErrClosed) {
+	if err := o.Free(h); !errors.Is(err, handle.ErrReleased) {
 		t.Errorf("Free = %v", err)
 	}
 	if !o.Live(h) || o.Stats().Live != 1 {
-		t.Errorf("Live and Stats after Close: %v %+v", o.Live(h), o.Stats())
+		t.Errorf("Live and Stats after Release: %v %+v", o.Live(h), o.Stats())
 	}
 }
 

@@ -54,7 +54,7 @@ func (o *Owner) Remote() Remote {
 
 // Allocate returns a live Handle: the most recently freed index still buffered
 // in o, else one from the shared free list, else a fresh index. It fails
-// with ErrClosed after Close and ErrExhausted when no index is left. O(1);
+// with ErrReleased after Release and ErrExhausted when no index is left. O(1);
 // no allocation but on error.
 func (o *Owner) Allocate() (Handle, error) {
 	if o.n > 0 && !o.closed { // fast path
@@ -66,7 +66,7 @@ func (o *Owner) Allocate() (Handle, error) {
 
 func (o *Owner) allocShared() (Handle, error) {
 	if o.closed {
-		return 0, fmt.Errorf("alloc: %w", ErrClosed)
+		return 0, fmt.Errorf("alloc: %w", ErrReleased)
 	}
 	if h, ok := o.sh.pop1(0); ok {
 		return h, nil
@@ -76,12 +76,12 @@ func (o *Owner) allocShared() (Handle, error) {
 
 // AllocMany fills dst with live Handles, as len(dst) calls to Allocate would,
 // and returns how many it wrote: len(dst), or fewer with ErrExhausted (the
-// ones written are live) or none with ErrClosed. It takes what it needs
+// ones written are live) or none with ErrReleased. It takes what it needs
 // from the shared free list with one swap and the rest of the fresh indices
 // with one atomic add. O(len(dst)); no allocation but on error.
 func (o *Owner) AllocMany(dst []Handle) (int, error) {
 	if o.closed {
-		return 0, fmt.Errorf("alloc: %w", ErrClosed)
+		return 0, fmt.Errorf("alloc: %w", ErrReleased)
 	}
 	k := 0
 	for k < len(dst) && o.n > 0 {
@@ -97,8 +97,8 @@ func (o *Owner) AllocMany(dst []Handle) (int, error) {
 // Free frees h: h and every copy of it become stale, and its index is
 // buffered for reuse with the next generation. An index whose generations
 // are spent is retired instead. Free fails with ErrStale when h is not
-// live (freed already, never issued, the zero Handle) and ErrClosed after
-// Close. O(1) but when its buffer is full, and it flushes (see Flush). It
+// live (freed already, never issued, the zero Handle) and ErrReleased after
+// Release. O(1) but when its buffer is full, and it flushes (see Flush). It
 // allocates only on error, for the first free of an index in a chunk of
 // the generation table not yet made (chunks double: 23 in all), and when
 // its flush grows a ring.
@@ -121,7 +121,7 @@ func (o *Owner) Free(h Handle) error {
 
 func (o *Owner) free(h Handle) error {
 	if o.closed {
-		return fmt.Errorf("free %v: %w", h, ErrClosed)
+		return fmt.Errorf("free %v: %w", h, ErrReleased)
 	}
 	i, g := h.Index(), h.Generation()
 	if !o.live(i, g) {
@@ -251,10 +251,14 @@ func (o *Owner) addChunk(k uint32) []uint32 {
 	return c
 }
 
-// Close closes o: every later allocation or free, by o or its remote
-// allocators, fails with ErrClosed. Live and Stats still work. Close is
-// idempotent.
-func (o *Owner) Close() {
+// Release ends o: every later allocation or free, by o or its remote
+// allocators, fails with ErrReleased. Live and Stats still work. Release is
+// idempotent and nil-safe. (The table holds no device memory; what it
+// gives up is its handles.)
+func (o *Owner) Release() {
+	if o == nil {
+		return
+	}
 	o.closed = true
 	o.sh.closed.Store(true)
 }

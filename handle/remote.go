@@ -14,8 +14,8 @@ type Remote struct {
 	home uint32
 }
 
-// Allocate returns a live Handle. It fails with ErrClosed once the owner is
-// closed and ErrExhausted when no index is left. Lock-free: it retries its
+// Allocate returns a live Handle. It fails with ErrReleased once the owner is
+// released and ErrExhausted when no index is left. Lock-free: it retries its
 // swap only when another allocation or a flush changed the list, after a
 // short backoff that grows with each failure; no allocation but on error.
 func (r Remote) Allocate() (Handle, error) {
@@ -38,7 +38,7 @@ func (r Remote) Allocate() (Handle, error) {
 
 func (r Remote) alloc() (Handle, error) {
 	if r.sh.closed.Load() {
-		return 0, fmt.Errorf("remote alloc: %w", ErrClosed)
+		return 0, fmt.Errorf("remote alloc: %w", ErrReleased)
 	}
 	if h, ok := r.sh.pop1(r.home); ok {
 		return h, nil
@@ -48,18 +48,18 @@ func (r Remote) alloc() (Handle, error) {
 
 // AllocMany fills dst with live Handles and returns how many it wrote:
 // len(dst), fewer with ErrExhausted (the ones written are live), or none
-// with ErrClosed. It pops what it can from the shared free list in one swap
+// with ErrReleased. It pops what it can from the shared free list in one swap
 // and takes the rest fresh with one atomic add. O(len(dst)); no
 // allocation.
 func (r Remote) AllocMany(dst []Handle) (int, error) {
 	if r.sh.closed.Load() {
-		return 0, fmt.Errorf("remote alloc: %w", ErrClosed)
+		return 0, fmt.Errorf("remote alloc: %w", ErrReleased)
 	}
 	k := r.sh.pop(r.home, dst)
 	n, err := r.sh.fresh(dst[k:])
 	return k + n, err
 }
 
-// Closed reports whether the owner has been closed. A false answer may be
+// Released reports whether the owner has been released. A false answer may be
 // out of date as soon as it is returned.
-func (r Remote) Closed() bool { return r.sh.closed.Load() }
+func (r Remote) Released() bool { return r.sh.closed.Load() }

@@ -408,7 +408,7 @@ func (m *Manager) Release() {
 		return
 	}
 	m.gone = true
-	m.ids.Close()
+	m.ids.Release()
 	m.data.Release()
 	m.rows.Release()
 }
