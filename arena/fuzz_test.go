@@ -23,6 +23,7 @@ func FuzzArena(f *testing.F) {
 	f.Add([]byte{0, 10, 0, 0, 20, 1, 1, 0, 0, 3, 0, 0, 0, 50, 2, 4, 0, 0})
 	f.Add([]byte{0, 200, 0, 0, 200, 0, 1, 0, 0, 0, 255, 1, 5, 1, 0, 0, 255, 3, 3, 1, 0})
 	f.Add([]byte{0, 4, 0, 0, 4, 0, 6, 3, 9, 6, 3, 137, 7, 0, 0, 7, 1, 1, 6, 1, 11})
+	f.Add([]byte{0xC0, 10, 0, 0, 20, 1, 2, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0})
 	f.Add([]byte{1, 60, 6, 1, 90, 14, 2, 0, 0, 1, 200, 2, 1, 96, 22, 2, 1, 0, 1, 150, 3, 4, 0, 1, 1, 50, 7, 5, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := runArena(data); err != nil {
@@ -51,7 +52,16 @@ func runArena(data []byte) error {
 			moveErr = fmt.Errorf("OnMove %+v: owner %#x, want %#x (live %v)", m, m.Owner, w, ok)
 		}
 	}
-	a, err := arena.New(dev, arena.Options{InitialElems: 32, MaxAllocs: 128, Budget: arena.Budget{Moves: 2}, OnMove: onMove})
+	opts := arena.Options{InitialElems: 32, MaxAllocs: 128, Budget: arena.Budget{Moves: 2}, OnMove: onMove}
+	// The first byte's high bits (its command reads the low three) turn on
+	// shrinking (bit 6) and guards (bit 7).
+	if len(data) > 0 && data[0]&0x40 != 0 {
+		opts.ShrinkBelow, opts.ShrinkAfter = 0.5, 2
+	}
+	if len(data) > 0 && data[0]&0x80 != 0 {
+		opts.GuardBytes = 8
+	}
+	a, err := arena.New(dev, opts)
 	if err != nil {
 		return err
 	}
@@ -228,6 +238,11 @@ func runArena(data []byte) error {
 		st := a.Stats()
 		if st.Allocations != len(model) || st.ReservedElems+uint64(st.FreeElems) != uint64(st.CapacityElems) {
 			return fmt.Errorf("step %d: stats %+v, model %d live", step, st, len(model))
+		}
+		// Every write went through the arena, inside its allocation: no
+		// margin may have changed, through moves, growths and shrinks.
+		if bad, err := a.CheckGuards(); err != nil || bad != nil {
+			return fmt.Errorf("step %d: CheckGuards: %v, %v", step, bad, err)
 		}
 		for h, want := range model {
 			got := make([]byte, len(want))
