@@ -5,7 +5,6 @@ package webgpu
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
@@ -328,7 +327,7 @@ func (t *tableBuilder) group(kernel int, src, dst binding) *group {
 // destination, then vec4s (from a source aligned alike, or from words), then
 // the remaining words.
 func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
-	if t.half == 0 && (src|dst|n)%16 == 0 {
+	if (src|dst|n)%16 == 0 && (t.half == 0 || t.half >= chunkBytes) {
 		t.vec4s(srcScratch, src, dstScratch, dst, n)
 		return
 	}
@@ -343,24 +342,38 @@ func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uin
 	t.chunks(kernelWord, srcScratch, src+head+body, dstScratch, dst+head+body, n-head-body)
 }
 
-// vec4s is add's fast path, for one window and a copy whose source,
-// destination and size are multiples of 16: vec4 chunks only, written
-// straight into the group's entries.
+// vec4s is add's fast path, for a copy whose source, destination and size
+// are multiples of 16, with windows (if any) no shorter than a chunk:
+// vec4 chunks only, each in the group of the windows it starts in (a chunk
+// no longer than H that starts in [kH, (k+1)H) lies inside window k).
 func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
-	g := t.group(kernelVec4, binding{scratch: srcScratch}, binding{scratch: dstScratch})
+	sb, db := binding{scratch: srcScratch}, binding{scratch: dstScratch}
+	var sBase, dBase uint64
+	sEnd, dEnd := ^uint64(0), ^uint64(0) // where the next window starts
+	if t.half > 0 {
+		if !srcScratch {
+			sb.window, sBase = t.window(src)
+			sEnd = sBase + t.half
+		}
+		if !dstScratch {
+			db.window, dBase = t.window(dst)
+			dEnd = dBase + t.half
+		}
+	}
+	g := t.group(kernelVec4, sb, db)
 	for n > 0 {
-		if len(g.entries) >= 4*t.maxEntries {
-			g = t.group(kernelVec4, binding{scratch: srcScratch}, binding{scratch: dstScratch})
+		if src >= sEnd || dst >= dEnd || len(g.entries) >= 4*t.maxEntries {
+			for src >= sEnd {
+				sb.window, sBase, sEnd = sb.window+1, sEnd, sEnd+t.half
+			}
+			for dst >= dEnd {
+				db.window, dBase, dEnd = db.window+1, dEnd, dEnd+t.half
+			}
+			g = t.group(kernelVec4, sb, db)
 		}
-		k := min((n+chunkBytes-1)/chunkBytes, uint64(t.maxEntries-len(g.entries)/4)) // chunks that fit g
-		at := len(g.entries)
-		g.entries = slices.Grow(g.entries, int(4*k))[:at+int(4*k)]
-		e := g.entries[at:]
-		for i := 0; i+3 < len(e); i += 4 {
-			c := min(n, chunkBytes)
-			e[i], e[i+1], e[i+2], e[i+3] = uint32(src>>4), uint32(dst>>4), uint32(c>>4), 0
-			src, dst, n = src+c, dst+c, n-c
-		}
+		c := min(n, chunkBytes)
+		g.entries = append(g.entries, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
+		src, dst, n = src+c, dst+c, n-c
 	}
 }
 
