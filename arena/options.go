@@ -58,6 +58,9 @@ type Options struct {
 	// ShrinkAfter is how many Sweep calls in a row occupancy must stay low
 	// before a shrink. Default DefaultShrinkAfter.
 	ShrinkAfter int
+	// MinElems is the smallest capacity a shrink moves to. Default
+	// InitialElems; at most MaxElems.
+	MinElems uint32
 	// GuardBytes, when not zero, gives every allocation a margin of at
 	// least that many bytes after its elements, filled with GuardPattern
 	// and checked by CheckGuards: a debugging aid that catches writes past
@@ -192,6 +195,12 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if o.ShrinkAfter == 0 {
 		o.ShrinkAfter = DefaultShrinkAfter
+	}
+	if o.MinElems == 0 {
+		o.MinElems = o.InitialElems
+	}
+	if o.MinElems > o.MaxElems {
+		return o, fmt.Errorf("%w: MinElems %d above maximum %d elements", ErrInvalidOptions, o.MinElems, o.MaxElems)
 	}
 	if o.GuardBytes > 1<<20 {
 		return o, fmt.Errorf("%w: GuardBytes %d, at most 1 MiB", ErrInvalidOptions, o.GuardBytes)

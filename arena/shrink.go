@@ -9,7 +9,7 @@ import (
 // occupancy: once the reserved elements have stayed at or below
 // ShrinkBelow of the capacity for ShrinkAfter Sweep calls in a row, the
 // arena moves into a smaller buffer, of the reserved elements plus an
-// eighth (never below InitialElems). The allocations must sit below that
+// eighth (never below MinElems). The allocations must sit below that
 // size first: when the used range (up to the end of the last allocation)
 // reaches past it, Sweep arms a sweep episode, whose budgeted steps
 // gather the free space at the tail over the next calls, and shrinks once
@@ -31,7 +31,7 @@ const DefaultShrinkAfter = 120
 // elements moves to.
 func (a *Arena) shrinkTarget(reserved uint64) uint32 {
 	t := uint64(math.Ceil(float64(reserved) * 1.125))
-	t = max(t, uint64(a.opts.InitialElems), 1)
+	t = max(t, uint64(a.opts.MinElems), 1)
 	return uint32(min(t, uint64(a.opts.MaxElems)))
 }
 
@@ -90,7 +90,7 @@ func (a *Arena) shrink(capacity uint32) error {
 // Shrink gives memory back now, whatever Options.ShrinkBelow: it compacts
 // fully (as Compact, whose moves it returns) and moves the arena into a
 // buffer of its reserved elements plus an eighth, never below
-// InitialElems; when that is not smaller than the capacity it only
+// MinElems; when that is not smaller than the capacity it only
 // compacts. What a budget's reclaimer calls (package budget). Errors are
 // Compact's, or the device's refusal of the smaller buffer, after which
 // the arena is compacted and keeps its buffer.

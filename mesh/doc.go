@@ -68,9 +68,9 @@
 //
 // Add and Modify keep a reference to the mesh's byte slices until the
 // Flush that uploads them: do not change them before. A Slice's Buffer is
-// valid until the next Flush, Sweep, Compact or Release: growth replaces a
-// slab's buffer (compare Buffer, or watch Stats().Growths) and sweeps move
-// ranges (Moved). Buffers are released once the device is done with the
+// valid until the next Flush, Sweep, Compact, Shrink or Release: growth
+// and shrinking replace a slab's buffer (compare Buffer, or watch
+// Stats().Growths and Shrinks) and sweeps move ranges (Moved). Buffers are released once the device is done with the
 // work recorded on them, so draws already recorded stay right. Handles die
 // with Remove and Release; a stale handle is reported, never reused by
 // mistake (handles carry a generation).

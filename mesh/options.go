@@ -68,6 +68,14 @@ type Options struct {
 	// with the fence of the submission that carries the frame), so that
 	// its chunks are reused, and releases it after the allocator.
 	Belt *staging.Belt
+	// ShrinkBelow and ShrinkAfter let slabs give memory back: a slab whose
+	// occupancy stays at or below ShrinkBelow of its size for ShrinkAfter
+	// Sweep calls in a row moves into a buffer of what it holds plus an
+	// eighth (arena.Options.ShrinkBelow). Its buffer changes, as at a
+	// growth: watch Stats().Shrinks beside Growths. Off (0) by default;
+	// 0.5 suits the default GrowthFactor.
+	ShrinkBelow float64
+	ShrinkAfter int
 	// GuardBytes, when not zero, gives every array in a slab a margin of
 	// at least that many bytes, filled with a pattern, so that CheckGuards
 	// finds the meshes something wrote past (arena.Options.GuardBytes): a
@@ -83,6 +91,9 @@ func (s Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if !(s.GrowthFactor > 1) || math.IsInf(s.GrowthFactor, 0) {
 		return s, fmt.Errorf("%w: growth factor %v, want above 1", ErrInvalidOptions, s.GrowthFactor)
+	}
+	if !(s.ShrinkBelow >= 0 && s.ShrinkBelow < 1) || s.ShrinkAfter < 0 {
+		return s, fmt.Errorf("%w: ShrinkBelow %v (want 0 to below 1), ShrinkAfter %d", ErrInvalidOptions, s.ShrinkBelow, s.ShrinkAfter)
 	}
 	if s.MinSlabBytes == 0 {
 		s.MinSlabBytes = DefaultMinSlabBytes
@@ -148,6 +159,9 @@ func (s *Options) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move
 		GrowthFactor: s.GrowthFactor,
 		MaxAllocs:    s.MaxMeshesPerSlab,
 		GuardBytes:   s.GuardBytes,
+		ShrinkBelow:  s.ShrinkBelow,
+		ShrinkAfter:  s.ShrinkAfter,
+		MinElems:     min(sh.minSlots, capacity),
 		OnMove:       onMove,
 	}
 }

@@ -18,7 +18,8 @@ type Stats struct {
 	SlabsCreated  uint64
 	SlabsReleased uint64
 	Growths       uint64 // slab growths: new buffers, each one copy
-	BytesCopied   uint64 // bytes those copies moved
+	Shrinks       uint64 // slabs moved into smaller buffers (Options.ShrinkBelow, Shrink)
+	BytesCopied   uint64 // bytes the copies of growths and shrinks moved
 	Compactions   uint64 // full compactions, by Compact or on a refusal
 	Moves         uint64 // ranges moved by sweeps and compactions
 	BytesMoved    uint64 // bytes those moves moved
@@ -55,6 +56,7 @@ func (a *Allocator) Stats() Stats {
 // add adds an arena's history to s.
 func (s *Stats) add(st arena.Stats) {
 	s.Growths += st.Growths
+	s.Shrinks += st.Shrinks
 	s.BytesCopied += st.BytesCopied
 	s.Compactions += st.FullCompactions
 	s.Moves += st.Moves

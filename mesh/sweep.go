@@ -40,10 +40,14 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 			// Free space outside the largest region (most often the
 			// tail) is in holes between ranges.
 			holes := uint64(st.FreeElems - st.LargestFreeElems)
-			if holes == 0 || holes*8 < st.ReservedElems {
+			switch {
+			case holes > 0 && holes*8 >= st.ReservedElems:
+				s.ar.Arm()
+			case a.set.ShrinkBelow == 0:
 				continue
 			}
-			s.ar.Arm()
+			// With ShrinkBelow, every slab's Sweep runs: it watches
+			// occupancy, and may arm itself or shrink.
 		}
 		steps := s.ar.Stats().SweepSteps
 		moves, err := s.ar.Sweep(b)
@@ -60,6 +64,23 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 	}
 	if n > 0 {
 		a.sweepNext = (a.sweepNext + 1) % n
+	}
+	return nil
+}
+
+// Shrink gives memory back now: it compacts every slab and moves it into a
+// buffer of what it holds plus an eighth (arena.Arena.Shrink), whatever
+// Options.ShrinkBelow. Moved ranges are reported as by Sweep; slabs'
+// buffers change (Stats().Shrinks). What a budget's reclaimer calls.
+// After an error (a device refusal) every mesh is intact.
+func (a *Allocator) Shrink() error {
+	if a.released {
+		return ErrReleased
+	}
+	for _, s := range a.slabs {
+		if _, err := s.ar.Shrink(); err != nil {
+			return fmt.Errorf("mesh: shrink slab of %v: %w", s.layout, err)
+		}
 	}
 	return nil
 }
