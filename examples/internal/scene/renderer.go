@@ -74,7 +74,7 @@ type Renderer struct {
 	draws    map[*Item]*draw
 	byHandle map[mesh.Handle]*draw
 	fresh    []*draw // added this frame: draw data made after the Flush
-	growths  uint64  // mesh Stats().Growths when the draw data was made
+	growths  uint64  // mesh Stats().Growths+Shrinks when the draw data was made
 	table    []byte  // the Draw array, reused
 	stats    Stats
 }
@@ -192,9 +192,11 @@ func (r *Renderer) Update() error {
 		return err
 	}
 	// Draw data: new meshes have none yet; moved meshes have stale
-	// offsets; a grown slab is a new buffer under every mesh in it.
+	// offsets; a grown or shrunk slab is a new buffer under every mesh
+	// in it.
 	moved := r.meshes.Moved()
-	if g := r.meshes.Stats().Growths; g != r.growths {
+	if st := r.meshes.Stats(); st.Growths+st.Shrinks != r.growths {
+		g := st.Growths + st.Shrinks
 		r.growths = g
 		for _, d := range r.draws {
 			if err := r.refresh(d); err != nil {
