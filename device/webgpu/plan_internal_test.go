@@ -314,3 +314,156 @@ func BenchmarkMoveTables(b *testing.B) {
 	b.ReportMetric(float64(len(moves)), "moves")
 	b.ReportMetric(float64(entries), "entries")
 }
+
+// sweepBatch returns the moves of compacting a buffer of size bytes of
+// blocks of 16 bytes to maxBlock, holes of up to maxHole bytes (0: none)
+// between some of them: each block slides down to the end of the one
+// before it, in address order, as arena's Compact records them. Small
+// holes make blocks slide over themselves; large ones, long chains of
+// levels.
+func sweepBatch(r *rand.Rand, size, maxBlock, maxHole uint64) []device.Move {
+	var moves []device.Move
+	src, dst := uint64(0), uint64(0)
+	for {
+		if maxHole > 0 && r.IntN(3) == 0 {
+			src += 16 * (1 + r.Uint64N(maxHole/16))
+		}
+		n := 16 * (1 + r.Uint64N(maxBlock/16))
+		if src+n > size {
+			return moves
+		}
+		if src != dst {
+			moves = append(moves, device.Move{Src: src, Dst: dst, Size: n})
+		}
+		src += n
+		dst += n
+	}
+}
+
+// TestPlanSweepLevels checks the plan of compaction sweeps of many shapes
+// against sequential moves, and that it is what the planner promises for
+// them: one pass (when scratch holds its gathered bytes), no move gathered
+// but those over themselves and those past the level cap, fewer than
+// maxLevels levels. Sweeps with unaligned sizes take the general table
+// path; word-aligned ones the sweep fast path of the planner either way.
+func TestPlanSweepLevels(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var p planner
+	for iter := range 300 {
+		size := uint64(4<<10 + r.IntN(60<<10))
+		maxBlock := uint64(32 + r.IntN(2048))
+		maxHole := []uint64{0, 16, 64, 1024, 8192}[iter%5]
+		moves := sweepBatch(r, size, maxBlock, maxHole)
+		init := make([]byte, size)
+		for i := range init {
+			init[i] = byte(r.Uint32())
+		}
+		want := bytes.Clone(init)
+		refMoves(want, moves)
+		p.plan(moves, 1<<20, false)
+		if len(moves) > 0 && p.numPasses() != 1 {
+			t.Fatalf("iteration %d: a sweep in %d passes", iter, p.numPasses())
+		}
+		for i := range p.numPasses() {
+			ms, direct, level, levels := p.pass(i)
+			if levels > maxLevels {
+				t.Fatalf("iteration %d: %d levels, more than %d", iter, levels, maxLevels)
+			}
+			for j, m := range ms {
+				if !direct[j] && !selfOverlaps(m) && level[j] < maxLevels-1 {
+					t.Fatalf("iteration %d: move %v gathered at level %d: it overlaps no destination of its level", iter, m, level[j])
+				}
+			}
+		}
+		for _, rev := range []bool{false, true} {
+			got := bytes.Clone(init)
+			runPlan(t, &p, got, rev)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("iteration %d (reverse %v): %d moves: result differs from sequential", iter, rev, len(moves))
+			}
+		}
+	}
+}
+
+// TestPlanChainCapped checks a batch where every move writes over the
+// source of the move before it (blocks of one size sliding down by one
+// block, each a level above the last without a cap): it runs in at most
+// maxLevels levels, the moves past the cap gathered, and equals the
+// sequential moves.
+func TestPlanChainCapped(t *testing.T) {
+	const block, n = 64, 200
+	var moves []device.Move
+	for i := range uint64(n) {
+		moves = append(moves, device.Move{Src: (i + 1) * block, Dst: i * block, Size: block})
+	}
+	size := uint64((n + 1) * block)
+	init := make([]byte, size)
+	for i := range init {
+		init[i] = byte(i * 7)
+	}
+	want := bytes.Clone(init)
+	refMoves(want, moves)
+	var p planner
+	for _, scratch := range []uint64{1 << 20, 1024} {
+		p.plan(moves, scratch, false)
+		gathered := 0
+		for i := range p.numPasses() {
+			_, direct, _, levels := p.pass(i)
+			if levels > maxLevels {
+				t.Fatalf("scratch %d: pass %d has %d levels, more than %d", scratch, i, levels, maxLevels)
+			}
+			for _, d := range direct {
+				if !d {
+					gathered++
+				}
+			}
+		}
+		if gathered == 0 || gathered == n {
+			t.Fatalf("scratch %d: %d of %d moves gathered: want the cap to gather some, not all", scratch, gathered, n)
+		}
+		got := bytes.Clone(init)
+		runPlan(t, &p, got, true)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("scratch %d: result differs from sequential", scratch)
+		}
+	}
+}
+
+// FuzzPlan plans batches decoded from the input (6 bytes a move: source,
+// destination and size in words of a 16 KiB buffer) on every path and
+// scratch size, and checks the plan, run in both orders of each level,
+// against the moves done one by one.
+func FuzzPlan(f *testing.F) {
+	f.Add([]byte{0, 16, 0, 0, 0, 16, 0, 32, 0, 16, 0, 16})
+	f.Add([]byte{0, 4, 0, 0, 0, 8, 0, 8, 0, 4, 0, 8, 0, 12, 0, 8, 0, 8})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const size = 16 << 10
+		var moves []device.Move
+		for len(data) >= 6 && len(moves) < 64 {
+			w := func(i int) uint64 { return uint64(data[i])<<8 | uint64(data[i+1]) }
+			src, dst, n := 4*(w(0)%(size/4)), 4*(w(2)%(size/4)), 4*(w(4)%(size/4))
+			data = data[6:]
+			n = min(n, size-src, size-dst)
+			moves = append(moves, device.Move{Src: src, Dst: dst, Size: n})
+		}
+		init := make([]byte, size)
+		for i := range init {
+			init[i] = byte(i*131 + i>>8)
+		}
+		want := bytes.Clone(init)
+		refMoves(want, moves)
+		var p planner
+		for _, scratch := range []uint64{1 << 20, 4096, 512} {
+			for _, all := range []bool{false, true} {
+				p.plan(moves, scratch, all)
+				for _, rev := range []bool{false, true} {
+					got := bytes.Clone(init)
+					runPlan(t, &p, got, rev)
+					if !bytes.Equal(got, want) {
+						t.Fatalf("scratch %d, all gathered %v, reverse %v: moves %v: result differs from sequential", scratch, all, rev, moves)
+					}
+				}
+			}
+		}
+	})
+}

@@ -38,8 +38,10 @@ func newTestDevice(t testing.TB, opts Options) *Device {
 }
 
 // TestMoveChains runs batches of chains of overlapping moves (sweeps,
-// chains, slides over themselves, random moves) through both paths and
-// compares every byte with the moves done one by one in Go.
+// chains, slides over themselves, random moves), and every other batch a
+// whole compaction sweep (levels, blocks over themselves, sources and
+// destinations off 16-byte alignment), through both paths and compares
+// every byte with the moves done one by one in Go.
 func TestMoveChains(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -67,6 +69,14 @@ func TestMoveChains(t *testing.T) {
 			}
 			for batch := range 20 {
 				moves := randomBatch(r, size, 1+r.IntN(200))
+				if batch%2 == 1 {
+					moves = sweepBatch(r, size-16, 16+r.Uint64N(8192), []uint64{0, 64, 4096}[batch%3])
+					srcSkew, dstSkew := uint64(4*r.IntN(2)), uint64(4*r.IntN(3))
+					for i := range moves {
+						moves[i].Src += srcSkew
+						moves[i].Dst += dstSkew
+					}
+				}
 				if err := d.Move(b, moves); err != nil {
 					t.Fatal(err)
 				}
