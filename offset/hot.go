@@ -8,8 +8,9 @@ import "math/bits"
 // register across a call, so each call on these paths spills and reloads
 // the allocator's state; without them both functions are leaves on their
 // common paths (only the error returns call). The general helpers in
-// allocator.go serve the cold paths (AllocateAligned, Fit, Grow, SlideDown)
-// and must place exactly as the code here does: keep the two in step.
+// allocator.go serve the cold paths (AllocateAligned, Grow, SlideDown)
+// and must place exactly as the code here does, under both policies: keep
+// the two in step (TestTakeMatchesAllocate).
 
 // Allocate returns a range of size units. O(1); it never allocates memory.
 // It returns ErrOutOfSpace (bare) when no free region can serve the request,
@@ -22,47 +23,65 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 	if size-1 >= a.capacity || a.nfree <= 1 {
 		return Allocation{}, a.refuse(size, 1)
 	}
-	if a.policy != Exact {
-		return a.allocateFit(size)
-	}
-	// search, for the Exact policy. minBin is at most 240 (the bin
-	// 2^32-1 rounds up to), so minTop needs no mask; the leaf mask of a
-	// top bin is non-zero exactly when its top bit is set, so the top
+	// search. Under Fit, a size that is not a bin bound first looks in the
+	// bin it rounds down to, lb, at up to fitProbe regions (see search in
+	// allocator.go, which must choose as this does). minBin is at most 240
+	// (the bin 2^32-1 rounds up to), so minTop needs no mask; the leaf mask
+	// of a top bin is non-zero exactly when its top bit is set, so the top
 	// mask need not be tested first.
-	minBin := binRoundUp(size)
-	minTop := minBin >> topBinShift & (numTopBins - 1)
-	var b uint32
-	if leaf := uint32(a.leafMask[minTop]) &^ (1<<(minBin&leafBinMask) - 1); leaf != 0 {
-		b = minTop<<topBinShift | uint32(bits.TrailingZeros32(leaf))
-	} else {
-		// Every bin of a higher top bin fits, since minBin was rounded
-		// up. For minTop 31 the shift gives 0 and the mask clears all.
-		top := a.topMask &^ (1<<(minTop+1) - 1)
-		if top == 0 {
-			return Allocation{}, ErrOutOfSpace
-		}
-		t := uint32(bits.TrailingZeros32(top)) & (numTopBins - 1)
-		b = t<<topBinShift | uint32(bits.TrailingZeros32(uint32(a.leafMask[t])))
-	}
 	ns := a.array()
-	b &= numBins - 1
-	s := binList(b)
-	idx := ns.at(s).binNext
+	lb, exact := bin(size)
+	minBin := lb
+	b, idx := uint32(0), none
+	if !exact {
+		minBin++
+		if a.policy == Fit && a.leafMask[lb>>topBinShift&(numTopBins-1)]&(1<<(lb&leafBinMask)) != 0 {
+			s := binList(lb & (numBins - 1))
+			n := ns.at(s).binNext
+			for i := 0; n != s && i < fitProbe; i++ {
+				m := ns.at(n)
+				if m.size >= size {
+					b, idx = lb&(numBins-1), n
+					break
+				}
+				n = m.binNext
+			}
+		}
+	}
+	if idx == none {
+		minTop := minBin >> topBinShift & (numTopBins - 1)
+		if leaf := uint32(a.leafMask[minTop]) &^ (1<<(minBin&leafBinMask) - 1); leaf != 0 {
+			b = minTop<<topBinShift | uint32(bits.TrailingZeros32(leaf))
+		} else {
+			// Every bin of a higher top bin fits, since minBin was
+			// rounded up. For minTop 31 the shift gives 0 and the mask
+			// clears all.
+			top := a.topMask &^ (1<<(minTop+1) - 1)
+			if top == 0 {
+				return Allocation{}, ErrOutOfSpace
+			}
+			t := uint32(bits.TrailingZeros32(top)) & (numTopBins - 1)
+			b = t<<topBinShift | uint32(bits.TrailingZeros32(uint32(a.leafMask[t])))
+		}
+		b &= numBins - 1
+		idx = ns.at(binList(b)).binNext
+	}
 	n := ns.at(idx)
 
-	// unlink: n is the head of bin b, so its binPrev is the sentinel.
-	// If that empties the bin, its mask bits are cleared below, unless
-	// the remainder goes straight back into it.
-	bn := n.binNext
-	ns.at(s).binNext = bn
-	ns.at(bn).binPrev = s
+	// unlink: n is the head of bin b under Exact, anywhere in it under
+	// Fit. If that empties the bin (its neighbours in the list are both
+	// the sentinel), its mask bits are cleared below, unless the remainder
+	// goes straight back into it.
+	bp, bn := n.binPrev, n.binNext
+	ns.at(bp).binNext = bn
+	ns.at(bn).binPrev = bp
 	total := n.size
 	n.size = size
 	n.gen++ // now odd: used
 	a.freeUnits -= size
 	rest := total - size
 	if rest == 0 {
-		if bn == s {
+		if bn == bp {
 			a.emptied(b)
 		}
 		a.freeRegions--
@@ -79,7 +98,7 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 	rs := binList(rb)
 	head := ns.at(rs).binNext
 	if rb != b {
-		if bn == s {
+		if bn == bp {
 			a.emptied(b)
 		}
 		if head == rs {
@@ -98,16 +117,6 @@ func (a *Allocator) Allocate(size uint32) (Allocation, error) {
 	ns.at(next).prev = r
 	n.next = r
 	return Allocation{Offset: n.off, Size: size, node: idx, key: a.key(n.gen)}, nil
-}
-
-// allocateFit is Allocate's search and split for the Fit policy, through
-// the general helpers.
-func (a *Allocator) allocateFit(size uint32) (Allocation, error) {
-	idx := a.search(size)
-	if idx == none {
-		return Allocation{}, ErrOutOfSpace
-	}
-	return a.take(idx, 0, size), nil
 }
 
 // Free returns an allocation's range to the free space, merging it with free
