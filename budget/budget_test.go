@@ -455,3 +455,57 @@ func FuzzBudget(f *testing.F) {
 		}
 	})
 }
+
+// TestShrinkReclaims: one mesh allocator unloads most of a level, leaving
+// its slabs mostly empty; a second one's load, which would not fit the
+// budget, gets through because the first's reclaimer shrinks its slabs.
+func TestShrinkReclaims(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		b := newBudget(t, dev, budget.Options{Bytes: 1536 << 10})
+		oldAcct, newAcct := account(t, b, "old level"), account(t, b, "new level")
+		old, err := mesh.New(oldAcct, mesh.Options{MinSlabBytes: 16 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer old.Release()
+		oldAcct.SetReclaimer(func(uint64) { _ = old.Shrink() })
+		cur, err := mesh.New(newAcct, mesh.Options{MinSlabBytes: 16 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cur.Release()
+		load := func(m *mesh.Allocator, n int) []mesh.Handle {
+			var hs []mesh.Handle
+			for i := range n {
+				h, err := m.Add(mesh.Mesh{VertexStride: 12, Vertices: make([]byte, 12*(100+i%50)), IndexFormat: mesh.Uint32, Indices: make([]byte, 4*3*40)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hs = append(hs, h)
+			}
+			return hs
+		}
+		hs := load(old, 500)
+		if err := old.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range hs {
+			if i%8 != 0 {
+				if err := old.Remove(h); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		before := b.Usage()
+		load(cur, 500)
+		if err := cur.Flush(); err != nil {
+			t.Fatalf("the new level did not fit after the old one's slabs shrank: %v (usage before %+v)", err, before)
+		}
+		u := b.Usage()
+		if u.Reclaims == 0 || old.Stats().Shrinks == 0 {
+			t.Fatalf("no reclaim: %+v, old level's stats %+v", u, old.Stats())
+		}
+		t.Logf("old level %d -> %d bytes; new level %d; %d reclaims gave back %d bytes",
+			before.Accounts[0].Bytes, u.Accounts[0].Bytes, u.Accounts[1].Bytes, u.Reclaims, u.Reclaimed)
+	})
+}

@@ -26,9 +26,11 @@
 // A creation that would take usage over the limit first asks for memory
 // back: every other account's Reclaimer (Account.SetReclaimer) is called,
 // in the order the accounts were made, until the request fits. A
-// reclaimer releases what it can spare (a pool evicts idle buffers, a
-// registry releases empty pages, an arena shrinks); each release is
-// credited at once. An account's own reclaimer is not called for its own
+// reclaimer releases what it can spare; each release is credited at once.
+// Make the accounts whose memory is cheapest to give up first:
+//
+//	pa.SetReclaimer(func(uint64) { leases.Trim(0) })  // idle pool buffers
+//	ma.SetReclaimer(func(uint64) { _ = meshes.Shrink() }) // slabs shrink to what they hold An account's own reclaimer is not called for its own
 // request: a manager in the middle of a call must not be re-entered. When
 // the request still does not fit, it fails with an error that matches
 // both ErrOverBudget and device.ErrOutOfMemory (errors.Is), before
