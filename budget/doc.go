@@ -31,6 +31,7 @@
 //
 //	pa.SetReclaimer(func(uint64) { leases.Trim(0) })  // idle pool buffers
 //	ma.SetReclaimer(func(uint64) { _ = meshes.Shrink() }) // slabs shrink to what they hold An account's own reclaimer is not called for its own
+//
 // request: a manager in the middle of a call must not be re-entered. When
 // the request still does not fit, it fails with an error that matches
 // both ErrOverBudget and device.ErrOutOfMemory (errors.Is), before
