@@ -30,10 +30,11 @@
 // Make the accounts whose memory is cheapest to give up first:
 //
 //	pa.SetReclaimer(func(uint64) { leases.Trim(0) })  // idle pool buffers
-//	ma.SetReclaimer(func(uint64) { _ = meshes.Shrink() }) // slabs shrink to what they hold An account's own reclaimer is not called for its own
+//	ma.SetReclaimer(func(uint64) { _ = meshes.Shrink() }) // slabs shrink to what they hold
 //
-// request: a manager in the middle of a call must not be re-entered. When
-// the request still does not fit, it fails with an error that matches
+// An account's own reclaimer is not called for its own request: a manager
+// in the middle of a call must not be re-entered. When the request still
+// does not fit, it fails with an error that matches
 // both ErrOverBudget and device.ErrOutOfMemory (errors.Is), before
 // anything was created. Managers already treat an out-of-memory refusal
 // as a recoverable failure that leaves everything live intact, so a
