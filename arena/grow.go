@@ -158,24 +158,35 @@ func (a *Arena) growFor(size uint32, factor float64) error {
 // grow moves the arena to a new buffer of capacity elements. The arena is
 // unchanged when it fails.
 func (a *Arena) grow(capacity uint32) error {
+	if err := a.rebuffer("grow", capacity, a.alloc.Grow); err != nil {
+		return err
+	}
+	a.stats.Growths++
+	return nil
+}
+
+// rebuffer moves the arena to a new buffer of capacity elements, which
+// its used range fits: one new buffer, one copy of the used range, resize
+// (the allocator's Grow or Shrink) to capacity, the old buffer released
+// once the device is done with it. The arena is unchanged when it fails.
+func (a *Arena) rebuffer(op string, capacity uint32, resize func(uint32) error) error {
 	buf, err := a.dev.CreateBuffer(a.opts.bufferDesc(capacity))
 	if err != nil {
-		return fmt.Errorf("arena %q: grow to %d elements: %w", a.opts.Label, capacity, err)
+		return fmt.Errorf("arena %q: %s to %d elements: %w", a.opts.Label, op, capacity, err)
 	}
 	used := uint64(a.alloc.Capacity()-a.alloc.Tail()) * uint64(a.opts.ElemSize)
 	if used > 0 {
 		if err := a.dev.CopyBuffer(a.buf, 0, buf, 0, used); err != nil {
 			buf.Release()
-			return fmt.Errorf("arena %q: grow: copy %d bytes: %w", a.opts.Label, used, err)
+			return fmt.Errorf("arena %q: %s: copy %d bytes: %w", a.opts.Label, op, used, err)
 		}
 	}
-	if err := a.alloc.Grow(capacity); err != nil {
+	if err := resize(capacity); err != nil {
 		buf.Release()
-		return fmt.Errorf("arena %q: grow: %w", a.opts.Label, err)
+		return fmt.Errorf("arena %q: %s: %w", a.opts.Label, op, err)
 	}
 	a.buf.Release()
 	a.buf = buf
-	a.stats.Growths++
 	a.stats.BytesCopied += used
 	return nil
 }

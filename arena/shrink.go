@@ -1,9 +1,6 @@
 package arena
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // Shrinking gives memory back. With Options.ShrinkBelow set, Sweep watches
 // occupancy: once the reserved elements have stayed at or below
@@ -65,25 +62,10 @@ func (a *Arena) watchShrink() error {
 // shrink moves the arena to a new buffer of capacity elements, which the
 // used range fits. The arena is unchanged when it fails.
 func (a *Arena) shrink(capacity uint32) error {
-	buf, err := a.dev.CreateBuffer(a.opts.bufferDesc(capacity))
-	if err != nil {
-		return fmt.Errorf("arena %q: shrink to %d elements: %w", a.opts.Label, capacity, err)
+	if err := a.rebuffer("shrink", capacity, a.alloc.Shrink); err != nil {
+		return err
 	}
-	used := uint64(a.alloc.Capacity()-a.alloc.Tail()) * uint64(a.opts.ElemSize)
-	if used > 0 {
-		if err := a.dev.CopyBuffer(a.buf, 0, buf, 0, used); err != nil {
-			buf.Release()
-			return fmt.Errorf("arena %q: shrink: copy %d bytes: %w", a.opts.Label, used, err)
-		}
-	}
-	if err := a.alloc.Shrink(capacity); err != nil {
-		buf.Release()
-		return fmt.Errorf("arena %q: shrink: %w", a.opts.Label, err) // cannot happen: the used range fits
-	}
-	a.buf.Release()
-	a.buf = buf
 	a.stats.Shrinks++
-	a.stats.BytesCopied += used
 	return nil
 }
 
