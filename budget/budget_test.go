@@ -278,10 +278,104 @@ func TestPressure(t *testing.T) {
 	y.Release()
 }
 
+// meshSet is a mesh allocator and the meshes it should hold, with their
+// bytes.
+type meshSet struct {
+	t    *testing.T
+	dev  device.Device
+	m    *mesh.Allocator
+	r    *rand.Rand
+	live []liveMesh
+}
+
+type liveMesh struct {
+	h    mesh.Handle
+	v, i []byte
+}
+
+func newMeshSet(t *testing.T, dev, acct device.Device, opts mesh.Options) *meshSet {
+	t.Helper()
+	m, err := mesh.New(acct, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Release)
+	return &meshSet{t: t, dev: dev, m: m, r: rand.New(rand.NewPCG(3, 4))}
+}
+
+// frame adds n random meshes and flushes. When Flush fails it removes
+// them again and returns the error; the set is then as before.
+func (s *meshSet) frame(n int) error {
+	var staged []liveMesh
+	for range n {
+		v := make([]byte, 12*(64+s.r.IntN(512)))
+		idx := make([]byte, 4*3*(1+s.r.IntN(64)))
+		for _, b := range [][]byte{v, idx} {
+			for k := range b {
+				b[k] = byte(s.r.Uint32())
+			}
+		}
+		h, err := s.m.Add(mesh.Mesh{VertexStride: 12, Vertices: v, IndexFormat: mesh.Uint32, Indices: idx})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		staged = append(staged, liveMesh{h, v, idx})
+	}
+	if err := s.m.Flush(); err != nil {
+		for _, l := range staged {
+			if err := s.m.Remove(l.h); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+		return err
+	}
+	s.live = append(s.live, staged...)
+	return nil
+}
+
+// removeSome removes every k-th live mesh.
+func (s *meshSet) removeSome(k int) {
+	kept := s.live[:0]
+	for i, l := range s.live {
+		if i%k == 0 {
+			if err := s.m.Remove(l.h); err != nil {
+				s.t.Fatal(err)
+			}
+			continue
+		}
+		kept = append(kept, l)
+	}
+	s.live = kept
+}
+
+// verify reads every live mesh back.
+func (s *meshSet) verify() {
+	s.t.Helper()
+	for _, l := range s.live {
+		vs, is, err := s.m.Slices(l.h)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, c := range []struct {
+			sl   mesh.Slice
+			unit uint64
+			want []byte
+		}{{vs, 12, l.v}, {is, 4, l.i}} {
+			got := make([]byte, len(c.want))
+			if err := s.dev.ReadBuffer(c.sl.Buffer, uint64(c.sl.Start)*c.unit, got); err != nil {
+				s.t.Fatal(err)
+			}
+			if !bytes.Equal(got, c.want) {
+				s.t.Fatalf("mesh %v lost its bytes", l.h)
+			}
+		}
+	}
+}
+
 // TestManagersOverBudget runs a mesh allocator and a pool under one
 // budget: the pool's idle buffers are evicted for the meshes; once nothing
 // is left to evict, Flush fails with ErrOverBudget, every resident mesh
-// keeps its bytes, and after some are removed the same meshes fit.
+// keeps its bytes, and after some are removed new meshes fit.
 func TestManagersOverBudget(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
 		b := newBudget(t, dev, budget.Options{Bytes: 4 << 20})
@@ -308,152 +402,63 @@ func TestManagersOverBudget(t *testing.T) {
 		if p.Stats().BytesIdle == 0 {
 			t.Fatal("the pool holds no idle buffers")
 		}
-		m, err := mesh.New(ma, mesh.Options{MinSlabBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Release()
-		r := rand.New(rand.NewPCG(3, 4))
-		type live struct {
-			h    mesh.Handle
-			v, i []byte
-		}
-		var meshes []live
+		ms := newMeshSet(t, dev, ma, mesh.Options{MinSlabBytes: 64 << 10})
 		var overErr error
 		for round := 0; round < 200 && overErr == nil; round++ {
-			var staged []live
-			for range 8 {
-				v := make([]byte, 12*(64+r.IntN(512)))
-				for k := range v {
-					v[k] = byte(r.Uint32())
-				}
-				idx := make([]byte, 4*3*(1+r.IntN(64)))
-				for k := range idx {
-					idx[k] = byte(r.Uint32())
-				}
-				h, err := m.Add(mesh.Mesh{VertexStride: 12, Vertices: v, IndexFormat: mesh.Uint32, Indices: idx})
-				if err != nil {
-					t.Fatal(err)
-				}
-				staged = append(staged, live{h, v, idx})
-			}
-			if err := m.Flush(); err != nil {
-				if !errors.Is(err, budget.ErrOverBudget) {
-					t.Fatalf("round %d: %v", round, err)
-				}
-				overErr = err
-				for _, s := range staged {
-					if err := m.Remove(s.h); err != nil {
-						t.Fatal(err)
-					}
-				}
-				break
-			}
-			meshes = append(meshes, staged...)
+			overErr = ms.frame(8)
 		}
-		if overErr == nil {
-			t.Fatal("the meshes never reached the budget")
+		if !errors.Is(overErr, budget.ErrOverBudget) {
+			t.Fatalf("the meshes never reached the budget, or failed otherwise: %v", overErr)
 		}
 		if p.Stats().BytesIdle != 0 {
 			t.Errorf("the pool still holds %d idle bytes after the meshes ran out of budget", p.Stats().BytesIdle)
 		}
-		verify := func() {
-			for _, l := range meshes {
-				vs, is, err := m.Slices(l.h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, c := range []struct {
-					s    mesh.Slice
-					unit uint32
-					want []byte
-				}{{vs, 12, l.v}, {is, 4, l.i}} {
-					got := make([]byte, len(c.want))
-					if err := dev.ReadBuffer(c.s.Buffer, uint64(c.s.Start)*uint64(c.unit), got); err != nil {
-						t.Fatal(err)
-					}
-					if !bytes.Equal(got, c.want) {
-						t.Fatalf("mesh %v lost its bytes", l.h)
-					}
-				}
-			}
-		}
-		verify()
+		ms.verify()
 		if u := b.Usage(); u.Bytes > u.Limit || u.Refusals == 0 {
 			t.Fatalf("usage %+v", u)
 		}
 		// Remove half; the allocator is still usable and the memory freed
 		// within its slabs takes new meshes.
-		for _, l := range meshes[len(meshes)/2:] {
-			if err := m.Remove(l.h); err != nil {
-				t.Fatal(err)
-			}
+		ms.removeSome(2)
+		if err := ms.frame(1); err != nil {
+			t.Fatalf("a frame after removing half: %v", err)
 		}
-		meshes = meshes[:len(meshes)/2]
-		v := make([]byte, 12*100)
-		h, err := m.Add(mesh.Mesh{VertexStride: 12, Vertices: v, IndexFormat: mesh.Uint32, Indices: make([]byte, 4*30)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Flush(); err != nil {
-			t.Fatalf("Flush after removing half: %v; %+v; %+v", err, m.Stats(), b.Usage())
-		}
-		meshes = append(meshes, live{h, v, make([]byte, 4*30)})
-		verify()
+		ms.verify()
 	})
 }
 
-// FuzzBudget runs a sequence of creations, releases and reclaims read from
-// the input through three accounts, one of which reclaims by releasing its
-// oldest buffers, and checks the invariants after every step.
-func FuzzBudget(f *testing.F) {
-	f.Add([]byte{0, 10, 1, 20, 2, 30, 0, 255, 3, 0, 1, 200})
-	f.Add([]byte{2, 255, 2, 255, 2, 255, 1, 255, 0, 1})
-	f.Fuzz(func(t *testing.T, ops []byte) {
-		dev := testdevice.Host(t, host.Options{})
-		b := newBudget(t, dev, budget.Options{Bytes: 64 << 10, PressureBytes: 48 << 10})
-		accts := []*budget.Account{account(t, b, "a"), account(t, b, "b"), account(t, b, "c")}
-		held := make([][]device.Buffer, 3)
-		live := map[string]uint64{}
-		accts[2].SetReclaimer(func(need uint64) {
-			for need > 0 && len(held[2]) > 0 {
-				n := held[2][0].Size()
-				held[2][0].Release()
-				held[2] = held[2][1:]
-				live["c"] -= n
-				need -= min(need, n)
+// TestFaultsWithBudget runs frames of meshes under a budget on devices
+// that refuse the k-th creation, for each k up to past the last: every
+// Flush succeeds or fails with an out-of-memory error (the device's or the
+// budget's; the allocator mostly gets by, compacting its slabs when a
+// growth is refused), leaves every mesh before it intact, and the budget's
+// usage equals the device's live bytes at every step.
+func TestFaultsWithBudget(t *testing.T) {
+	for k := 1; ; k++ {
+		dev := testdevice.Host(t, host.Options{FailCreateAt: k})
+		b := newBudget(t, dev, budget.Options{Bytes: 1 << 20})
+		ms := newMeshSet(t, dev, account(t, b, "meshes"), mesh.Options{MinSlabBytes: 16 << 10})
+		for round := range 40 {
+			err := ms.frame(6)
+			switch {
+			case err == nil:
+			case errors.Is(err, device.ErrOutOfMemory):
+				ms.removeSome(3)
+			default:
+				t.Fatalf("k %d, round %d: %v", k, round, err)
 			}
-		})
-		for i := 0; i+1 < len(ops); i += 2 {
-			k := int(ops[i] % 3)
-			if ops[i]&0x80 != 0 && len(held[k]) > 0 {
-				n := held[k][0].Size()
-				held[k][0].Release()
-				held[k] = held[k][1:]
-				live[accts[k].Name()] -= n
-			} else {
-				size := 4 * (1 + uint64(ops[i+1])*16)
-				before := b.Usage().Bytes
-				buf, err := accts[k].CreateBuffer(device.BufferDesc{Size: size, Usage: device.CopyDst})
-				if err != nil {
-					if !errors.Is(err, budget.ErrOverBudget) {
-						t.Fatal(err)
-					}
-					reclaimable := uint64(0)
-					if k != 2 {
-						reclaimable = live["c"]
-					}
-					if before+size <= 64<<10 || (k != 2 && before-reclaimable+size <= 64<<10 && len(held[2]) > 0) {
-						t.Fatalf("refused %d bytes with %d in use, %d reclaimable", size, before, reclaimable)
-					}
-				} else {
-					held[k] = append(held[k], buf)
-					live[accts[k].Name()] += size
-				}
+			ms.verify()
+			if u, d := b.Usage(), dev.Stats(); u.Bytes != d.Bytes || u.Bytes > u.Limit {
+				t.Fatalf("k %d, round %d: budget holds %d bytes, the device %d", k, round, u.Bytes, d.Bytes)
 			}
-			check(t, b, live)
 		}
-	})
+		if b.Usage().Refusals == 0 {
+			t.Fatalf("k %d: the budget never refused: the test must reach it (usage %+v)", k, b.Usage())
+		}
+		if dev.Stats().FailedCreates == 0 {
+			return // k is past the last creation: every refusal was tried
+		}
+	}
 }
 
 // TestShrinkReclaims: one mesh allocator unloads most of a level, leaving
