@@ -111,14 +111,15 @@ type Allocator struct {
 	slabSeq  uint64 // the newest slab's seq
 
 	// Per-Flush scratch, reused.
-	groups    map[Layout][]piece
-	order     []Layout
-	placed    []piece
-	scratch   []piece
-	pieceKeys []uint64 // sortPieces' keys
-	unplaced  []piece
-	pad       []byte // scratch for an array's last slot, padded with zeros
-	runs      runs   // the frame's slab uploads, coalesced (flush.go)
+	groups     map[Layout][]piece
+	order      []Layout
+	placed     []piece
+	scratch    []piece
+	pieceKeys  []uint64 // sortPieces' keys
+	keyScratch []uint64 // and sortKeys' scratch
+	unplaced   []piece
+	pad        []byte // scratch for an array's last slot, padded with zeros
+	runs       runs   // the frame's slab uploads, coalesced (flush.go)
 
 	moved     []Handle // since the last Moved call
 	movedOut  []Handle // Moved's result

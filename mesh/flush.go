@@ -399,7 +399,8 @@ func (a *Allocator) sortPieces(pieces []piece) {
 	for _, pc := range pieces {
 		keys = append(keys, uint64(^pc.slots)<<32|uint64(pc.idx))
 	}
-	slices.Sort(keys)
+	a.keyScratch = slices.Grow(a.keyScratch[:0], len(keys))[:len(keys)]
+	sortKeys(keys, a.keyScratch)
 	kind := pieces[0].kind
 	for i, k := range keys {
 		slots := ^uint32(k >> 32)
@@ -407,6 +408,48 @@ func (a *Allocator) sortPieces(pieces []piece) {
 		pieces[i] = piece{idx: uint32(k), kind: kind, slots: slots, need: need}
 	}
 	a.pieceKeys = keys
+}
+
+// sortKeys sorts keys in increasing order, using buf (as long as keys) as
+// scratch: a least-significant-byte radix sort that skips the bytes every
+// key shares, so a Flush's pieces (sizes and record indices of a few
+// significant bytes) sort in a few linear passes. Small inputs go to
+// slices.Sort.
+func sortKeys(keys, buf []uint64) {
+	if len(keys) < 256 {
+		slices.Sort(keys)
+		return
+	}
+	or, and := uint64(0), ^uint64(0)
+	for _, k := range keys {
+		or |= k
+		and &= k
+	}
+	varying := or ^ and
+	src, dst := keys, buf
+	for shift := uint(0); shift < 64; shift += 8 {
+		if varying>>shift&0xff == 0 {
+			continue
+		}
+		var at [256]int
+		for _, k := range src {
+			at[k>>shift&0xff]++
+		}
+		pos := 0
+		for i, c := range at {
+			at[i] = pos
+			pos += c
+		}
+		for _, k := range src {
+			b := k >> shift & 0xff
+			dst[at[b]] = k
+			at[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
 }
 
 // fill places, without any growth, the pieces that fit in s's free space
