@@ -157,7 +157,7 @@ func (a *Allocator) queueUpload(idx uint32, k Kind) error {
 		return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 	}
 	p.queued = true
-	a.runs.ups = append(a.runs.ups, slabUpload{slab: p.slab, off: uint64(off) * uint64(p.slab.ar.ElemSize()), p: p, data: r.data[k]})
+	a.runs.ups = append(a.runs.ups, slabUpload{slab: p.slab, off: uint64(off) * uint64(p.slab.ar.ElemSize()), n: a.bytes(p), p: p, data: r.data[k]})
 	return nil
 }
 
@@ -176,6 +176,7 @@ const maxRunBytes = 4 << 20
 type slabUpload struct {
 	slab *slab
 	off  uint64 // bytes from the start of the slab's buffer
+	n    uint64 // bytes of its place: a.bytes(p)
 	p    *part
 	data []byte
 }
@@ -243,10 +244,10 @@ func (a *Allocator) uploadRuns() error {
 	fill := func(dst []byte) { a.gather(dst, run) }
 	for i := 0; i < len(ups); {
 		first := ups[i]
-		end := first.off + a.bytes(first.p)
+		end := first.off + first.n
 		j := i + 1
-		for j < len(ups) && ups[j].slab == first.slab && ups[j].off == end && end+a.bytes(ups[j].p)-first.off <= maxRun {
-			end += a.bytes(ups[j].p)
+		for j < len(ups) && ups[j].slab == first.slab && ups[j].off == end && end+ups[j].n-first.off <= maxRun {
+			end += ups[j].n
 			j++
 		}
 		run = ups[i:j]
@@ -288,7 +289,7 @@ func (a *Allocator) gather(dst []byte, run []slabUpload) {
 	for _, u := range run {
 		at := u.off - base
 		copied := copy(dst[at:], u.data)
-		clear(dst[at+uint64(copied) : at+a.bytes(u.p)])
+		clear(dst[at+uint64(copied) : at+u.n])
 	}
 }
 
