@@ -99,6 +99,24 @@ func (a *Arena) Fits(elems uint32) bool {
 	return err == nil && a.fits(size)
 }
 
+// CanGrowFor reports whether growth alone could make room for a request of
+// elems elements: its bin's size after the used range (up to the end of the
+// last allocation) stays within MaxElems. When neither Fits nor CanGrowFor
+// holds, only a compaction makes room, and a caller placing a batch may
+// rather take it elsewhere and leave the holes to Sweep (as the mesh
+// allocator does for a slab at its maximum). O(1).
+func (a *Arena) CanGrowFor(elems uint32) bool {
+	if a.released {
+		return false
+	}
+	size, err := a.size(elems)
+	if err != nil {
+		return false
+	}
+	need, ok := offset.RoundUp(size)
+	return ok && uint64(a.alloc.Capacity()-a.alloc.Tail())+uint64(need) <= uint64(a.opts.MaxElems)
+}
+
 // Reserve makes sure that a request of elems elements is served without
 // the arena making room: when no free region serves it (Fits), the arena
 // makes room as Allocate does on a refusal, by the same policy (grow when

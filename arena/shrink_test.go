@@ -148,3 +148,25 @@ func TestShrinkNow(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCanGrowFor: growth can serve a request while its bin's size after
+// the used range stays within MaxElems.
+func TestCanGrowFor(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	a, err := arena.New(dev, arena.Options{InitialElems: 64, MaxElems: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	if _, err := a.Allocate(100); err != nil { // grows to hold it
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		elems uint32
+		want  bool
+	}{{1, true}, {144, true}, {150, false}, {300, false}, {0, false}} { // 150's bin is 160 long
+		if got := a.CanGrowFor(c.elems); got != c.want {
+			t.Errorf("CanGrowFor(%d) with 100 used of at most 256: %v, want %v", c.elems, got, c.want)
+		}
+	}
+}

@@ -350,6 +350,14 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 		if len(batch) == 0 {
 			continue
 		}
+		if !s.ar.Fits(uint32(sum)) && !s.ar.CanGrowFor(uint32(sum)) {
+			// Only a full compaction would make room: at the slab's
+			// maximum, that would be every frame. The batch goes on,
+			// and Sweep closes the holes within its budget.
+			rest = append(left, batch...)
+			a.sortPieces(rest)
+			continue
+		}
 		err = s.ar.Reserve(uint32(sum)) // take keeps sum under the slab's maximum
 		if errors.Is(err, arena.ErrFull) {
 			// At its maximum after all, or the device refused the growth:
