@@ -20,7 +20,7 @@ import (
 
 // Options configure a Belt. The zero value is chunks of 8 MiB, at most 16.
 type Options struct {
-	// Label names the chunks.
+	// Label names the chunks; "staging" if empty.
 	Label string
 	// ChunkBytes is the size of a chunk, rounded up to 4; 0 means 8 MiB.
 	// At most the device's MaxBufferSize.
@@ -67,6 +67,9 @@ type Belt struct {
 func New(dev device.Device, opts Options) (*Belt, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("staging.New: nil device: %w", ErrInvalidOptions)
+	}
+	if opts.Label == "" {
+		opts.Label = "staging"
 	}
 	if opts.ChunkBytes == 0 {
 		opts.ChunkBytes = 8 << 20

@@ -1,0 +1,50 @@
+package staging
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
+)
+
+// Memory returns the belt's chunks as they are now, read-only (a
+// memory.Holder), each of kind "staging", named by Options.Label and its
+// place: first the open frame's (the current chunk, its written bytes one
+// region named "open frame", then the chunks filled this frame, whole),
+// then those in flight, oldest first, whole and named by their fence
+// ("fence 12"), then the free ones, free. O(chunks); it allocates the
+// snapshot.
+func (b *Belt) Memory() []memory.Buffer {
+	if b.released {
+		return nil
+	}
+	var bufs []memory.Buffer
+	add := func(buf device.Buffer, used uint64, name string) {
+		var regs []memory.Region
+		if used > 0 {
+			regs = []memory.Region{{Size: used, Kind: "staging", Name: name}}
+		}
+		m, err := memory.NewBuffer(fmt.Sprintf("%s #%d", b.opts.Label, len(bufs)), "staging", b.size, regs)
+		if err != nil {
+			invariant.Broken("staging", "chunk of %d bytes: %v", b.size, err)
+		}
+		m.Usage = buf.Desc().Usage.String()
+		bufs = append(bufs, m)
+	}
+	if b.cur != nil {
+		add(b.cur, b.used, "open frame")
+	}
+	for _, c := range b.filled {
+		add(c, b.size, "open frame")
+	}
+	for _, c := range b.inflight[b.head:] {
+		add(c.buf, b.size, fmt.Sprintf("fence %d", c.fence))
+	}
+	for _, c := range b.free {
+		add(c, 0, "")
+	}
+	return bufs
+}
+
+var _ memory.Holder = (*Belt)(nil)
