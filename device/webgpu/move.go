@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 package webgpu
 
@@ -11,10 +11,12 @@ import (
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
-// Running a plan (see plan.go). The compute path turns each phase of each
-// pass into dispatches of the copy kernels (kernels.go) over a table of
-// chunks of at most chunkBytes; the copy path turns it into
-// copyBufferToBuffer calls through the scratch buffer.
+// Running a plan (see plan.go). The compute path turns each step of each
+// pass (the gather, then every level) into dispatches of the copy kernels
+// (kernels.go) over a table of chunks of at most chunkBytes; the copy path
+// turns each pass into copyBufferToBuffer calls through the scratch
+// buffer. The batch's table goes up in one queue write into the device's
+// table buffer; each dispatch binds its segment at a dynamic offset.
 //
 // A storage binding sees at most maxStorageBufferBindingSize bytes of a
 // buffer (128 MiB by default). A larger buffer is bound through windows of
@@ -184,8 +186,10 @@ type tableBuilder struct {
 	// maxEntries is the most entries of a group: its segment must fit
 	// one storage binding.
 	maxEntries int
-	groups     []group
-	n          int
+	// chunk is the most bytes of an entry: chunkBytes, or moveTables.chunk.
+	chunk  uint64
+	groups []group
+	n      int
 }
 
 // used returns the groups in use.
@@ -195,6 +199,9 @@ func (t *tableBuilder) used() []group { return t.groups[:t.n] }
 // batches, so that recording one allocates nothing once a batch as large
 // has been recorded.
 type moveTables struct {
+	// chunk, when not 0, replaces chunkBytes (a multiple of 16): for
+	// benchmarks that compare entry sizes on one GPU.
+	chunk  uint64
 	phases []tableBuilder
 	words  []uint32 // the table, as words
 	bytes  []byte   // the table, on a big-endian host
@@ -247,6 +254,10 @@ func (mt *moveTables) reset(n int, half uint64, maxEntries int) []tableBuilder {
 	ts := mt.phases[:n]
 	for i := range ts {
 		ts[i].half, ts[i].maxEntries, ts[i].n = half, maxEntries, 0
+		ts[i].chunk = chunkBytes
+		if mt.chunk != 0 {
+			ts[i].chunk = mt.chunk
+		}
 	}
 	return ts
 }
@@ -327,7 +338,7 @@ func (t *tableBuilder) group(kernel int, src, dst binding) *group {
 // destination, then vec4s (from a source aligned alike, or from words), then
 // the remaining words.
 func (t *tableBuilder) add(srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
-	if (src|dst|n)%16 == 0 && (t.half == 0 || t.half >= chunkBytes) {
+	if (src|dst|n)%16 == 0 && (t.half == 0 || t.half >= t.chunk) {
 		t.vec4s(srcScratch, src, dstScratch, dst, n)
 		return
 	}
@@ -371,7 +382,7 @@ func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst u
 			}
 			g = t.group(kernelVec4, sb, db)
 		}
-		c := min(n, chunkBytes)
+		c := min(n, t.chunk)
 		g.entries = append(g.entries, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
 		src, dst, n = src+c, dst+c, n-c
 	}
@@ -385,7 +396,7 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 	case kernelShift:
 		dstShift = 4
 	}
-	limit := uint64(chunkBytes)
+	limit := t.chunk
 	if t.half > 0 {
 		limit = min(limit, t.half) // a chunk must fit the window it starts in
 	}
