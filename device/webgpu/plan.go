@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 package webgpu
 
@@ -52,10 +52,11 @@ import (
 //   - a move whose source overlaps its own destination (a block sliding
 //     over itself) is always gathered: its threads would race on the
 //     overlap;
-//   - a move whose level would reach maxLevels is gathered (it still
-//     writes at its level, but its source pushes no later move up), so a
-//     chain of moves each reading what the next one writes runs in at
-//     most maxLevels+1 dispatches instead of one per link;
+//   - a move whose level would reach maxLevels-1 is gathered (it still
+//     writes at its level, but its source pushes no later move up), so
+//     no pass has more than maxLevels levels: a chain of moves each
+//     reading what the next one writes runs in at most maxLevels+1
+//     dispatches (with the gather) instead of one per link;
 //   - on the copy path every move is gathered (one buffer's copy cannot
 //     read and write itself).
 //
@@ -70,7 +71,8 @@ import (
 // space is level 0; one that slides into space an earlier block was read
 // from is one level above it. With a quarter of the space free, spread
 // evenly, block x waits for the block that was at 3x/4: about
-// log(live/first hole)/log(4/3) levels, 20 to 22 on that batch.
+// log(live/first hole)/log(4/3) levels: 20, 22 and 27 on three draws of
+// that batch (TestPlanSweepLevels checks the shape on many sweeps).
 //
 // The scratch buffer holds at most scratchCap bytes; a pass whose gathered
 // bytes (with alignment padding, see gatherCost) exceed it is cut into
@@ -83,7 +85,7 @@ import (
 // maxLevels bounds the levels of a pass: a move whose level would reach it
 // is gathered (see above). Each level is a dispatch and a barrier, a few
 // microseconds of a large GPU's time whatever its size; a compaction
-// sweep needs about 22 (see above).
+// sweep of 512 MiB needs 20 to 27 (see above).
 const maxLevels = 32
 
 // span is the byte range [lo, hi).
