@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 package webgpu
 
@@ -21,6 +21,9 @@ type Buffer struct {
 	// equal). See mapwrite.go.
 	mapped         []byte
 	copyLo, copyHi uint64
+	// view reaches the mapping where mapped is not the mapping itself (in
+	// the browser mapped is a Go copy; see mapwrite_js.go).
+	view mappedView
 }
 
 var _ device.Buffer = (*Buffer)(nil)
@@ -86,7 +89,7 @@ func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 	}
 	b := &Buffer{dev: d, desc: desc, buf: wb}
 	if desc.Usage.Has(device.MapWrite) {
-		b.mapped = wb.GetMappedRange(0, uint(desc.Size))
+		b.mapAll()
 	}
 	d.buffers[b] = struct{}{}
 	return b, nil
@@ -124,12 +127,13 @@ func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error
 			return err
 		}
 		copy(dst, data)
+		b.wrote(offset, dst)
 		return nil
 	}
 	if err := d.flushRecorded(); err != nil {
 		return err
 	}
-	if err := d.queue.TryWriteBuffer(b.buf, offset, data); err != nil {
+	if err := d.writeQueue(b.buf, offset, data); err != nil {
 		return d.fail(fmt.Sprintf("write buffer %q", b.desc.Label), err)
 	}
 	d.queued = true
@@ -154,6 +158,7 @@ func (d *Device) FillBuffer(db device.Buffer, offset, size uint64, fill func(dst
 		return err
 	}
 	fill(dst)
+	b.wrote(offset, dst)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 // Package webgpu is a device.Device on a real GPU, through WebGPU
 // (github.com/oliverbestmann/webgpu, wgpu-native, on Vulkan, Metal, DX12 or

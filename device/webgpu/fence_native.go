@@ -62,18 +62,15 @@ static void gpumem_on_done(void *queue, gpumemFences *f, uint64_t fence) {
 import "C"
 
 import (
-	"fmt"
 	"unsafe"
 
-	"github.com/gpumem/gpumem/device"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
-// Fences: Fence submits and registers a work-done callback carrying the
-// fence's number; callbacks fire in submission order during device polls
-// and raise fences.done. Completed polls without waiting and reads it. A
-// poll that finds the queue empty completes every fence at once, callback
-// or not.
+// Fences natively: Fence registers a work-done callback carrying the
+// fence's number (see fence.go); callbacks fire in submission order during
+// device polls and raise cells.done. A poll that finds the queue empty
+// completes every fence at once, callback or not.
 
 // rawQueue returns the WGPUQueue handle of q: the first field of the
 // binding's Queue struct.
@@ -89,46 +86,30 @@ type fenceState struct {
 	done  uint64 // newest fence known finished; done <= last
 }
 
-func (f *fenceState) init() { f.cells = C.gpumem_fences_new() }
+func (f *fenceState) init(*Device) { f.cells = C.gpumem_fences_new() }
+
+// watch asks the queue to record fence once everything submitted so far
+// has finished.
+func (f *fenceState) watch(d *Device, fence uint64) {
+	C.gpumem_on_done(rawQueue(d.queue), f.cells, C.uint64_t(fence))
+}
+
+// signalled returns the newest fence a callback recorded, and whether a
+// callback reported failed work.
+func (f *fenceState) signalled() (fence uint64, failed bool) {
+	return uint64(f.cells.done), f.cells.failed != 0
+}
+
+// pollQueue lets wgpu-native run the callbacks of finished work without
+// waiting; it reports whether the queue is empty.
+func (d *Device) pollQueue() bool { return d.dev.Poll(false, nil) }
+
+// waitIdle blocks until the queue has finished all submitted work.
+func (d *Device) waitIdle() { d.dev.Poll(true, nil) }
 
 func (f *fenceState) free() {
 	if f.cells != nil {
 		C.free(unsafe.Pointer(f.cells))
 		f.cells = nil
 	}
-}
-
-// Fence submits the recorded work and returns its fence; see
-// device.Device.
-func (d *Device) Fence() (uint64, error) {
-	if err := d.usable(); err != nil {
-		return 0, err
-	}
-	if err := d.flush(); err != nil {
-		return 0, err
-	}
-	d.fences.last++
-	C.gpumem_on_done(rawQueue(d.queue), d.fences.cells, C.uint64_t(d.fences.last))
-	return d.fences.last, nil
-}
-
-// Completed polls the device without waiting and returns the newest
-// finished fence; see device.Device.
-func (d *Device) Completed() (uint64, error) {
-	if err := d.usable(); err != nil {
-		return 0, err
-	}
-	if d.fences.done == d.fences.last {
-		return d.fences.done, nil
-	}
-	if d.dev.Poll(false, nil) {
-		d.fences.done = d.fences.last
-		d.bury()
-	}
-	if d.fences.cells.failed != 0 {
-		d.lost = true
-		return 0, fmt.Errorf("webgpu: queue work failed: %w", device.ErrDeviceLost)
-	}
-	d.fences.done = max(d.fences.done, min(uint64(d.fences.cells.done), d.fences.last))
-	return d.fences.done, nil
 }

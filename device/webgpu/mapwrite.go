@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 package webgpu
 
@@ -69,7 +69,8 @@ func (d *Device) unmapCopied() error {
 
 // mappedRange returns the n bytes at offset of the MapWrite buffer b's
 // mapping, for the caller to write now: valid until the next call on the
-// device. The range has been checked and is not empty.
+// device, and written once the caller hands them to b.wrote. The range
+// has been checked and is not empty.
 func (d *Device) mappedRange(b *Buffer, offset, n uint64) ([]byte, error) {
 	end := offset + n
 	if b.mapped != nil && b.copyLo < b.copyHi && offset < b.copyHi && b.copyLo < end {
@@ -114,6 +115,6 @@ func (d *Device) mapForWrite(b *Buffer) error {
 		d.lost = true
 		return fmt.Errorf("webgpu: map buffer %q for writing: done %v, status %v: %w", b.desc.Label, done, status, device.ErrDeviceLost)
 	}
-	b.mapped = b.buf.GetMappedRange(0, uint(b.desc.Size))
+	b.mapAll()
 	return nil
 }

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 package webgpu
 
@@ -89,8 +89,7 @@ func (d *Device) CreateTexture(desc device.TextureDesc) (device.Texture, error) 
 		return nil, d.fail(fmt.Sprintf("create texture %q", desc.Label), err)
 	}
 	if oom {
-		wt.Destroy()
-		wt.Release()
+		destroyTexture(wt)
 		return nil, fmt.Errorf("webgpu: create texture %q: %w", desc.Label, device.ErrOutOfMemory)
 	}
 	t := &Texture{dev: d, desc: desc, tex: wt}
@@ -154,13 +153,7 @@ func (d *Device) WriteTexture(dt device.Texture, layer, mip uint32, data []byte)
 		return err
 	}
 	w, h := t.desc.MipSize(mip)
-	err = d.queue.TryWriteTexture(
-		&wgpu.TexelCopyTextureInfo{Texture: t.tex, MipLevel: mip, Origin: wgpu.Origin3D{Z: layer}, Aspect: wgpu.TextureAspectAll},
-		data,
-		&wgpu.TexelCopyBufferLayout{BytesPerRow: w * t.desc.Format.BytesPerTexel(), RowsPerImage: h},
-		&wgpu.Extent3D{Width: w, Height: h, DepthOrArrayLayers: 1},
-	)
-	if err != nil {
+	if err := d.writeQueueLayer(t.tex, layer, mip, w, h, w*t.desc.Format.BytesPerTexel(), data); err != nil {
 		return d.fail(fmt.Sprintf("write texture %q", t.desc.Label), err)
 	}
 	d.queued = true

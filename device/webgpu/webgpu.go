@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 package webgpu
 
@@ -184,7 +184,8 @@ type Device struct {
 	kernels *kernels   // compute pipelines, built on first use
 	planner planner    // reused by every Move
 	tables  moveTables // reused by every Move on the compute path
-	// noCompute: the compute pipelines failed to build; Move copies.
+	// noCompute: Move copies, because the compute pipelines failed to
+	// build or the platform refuses the move kernels (!computeMoves).
 	noCompute bool
 	scratch   *wgpu.Buffer
 	// scratchSize is the size of scratch in bytes, 0 when there is none.
@@ -209,20 +210,17 @@ func New(opts Options) (*Device, error) {
 		return nil, err
 	}
 	instance := wgpu.CreateInstance(nil)
+	if instance == nil {
+		// In the browser: no navigator.gpu.
+		return nil, fmt.Errorf("webgpu: no WebGPU in this environment: %w", ErrNoAdapter)
+	}
 	adapter, err := instance.RequestAdapter(&ro)
 	if err != nil || adapter == nil {
 		instance.Release()
 		return nil, fmt.Errorf("webgpu: backend %q power %q fallback %v: %w (on Linux without a GPU: apt-get install mesa-vulkan-drivers)",
 			opts.Backend, opts.Power, opts.Fallback, ErrNoAdapter)
 	}
-	wi := adapter.GetInfo()
-	info := AdapterInfo{
-		Name:        wi.Device,
-		Vendor:      wi.Vendor,
-		Description: wi.Description,
-		Backend:     wi.BackendType.String(),
-		Type:        adapterType(wi.AdapterType),
-	}
+	info := adapterInfo(adapter)
 	// WebGPU's default limits, or with AdapterLimits every limit the
 	// adapter offers. No device-lost callback: the binding stores a Go
 	// pointer in C memory for it, which cgo's checks reject.
@@ -383,7 +381,7 @@ func (d *Device) Submit() error {
 	if err := d.flush(); err != nil {
 		return err
 	}
-	if d.dev.Poll(false, nil) {
+	if d.pollQueue() {
 		d.bury()
 	}
 	return nil
@@ -398,7 +396,7 @@ func (d *Device) Wait() error {
 	if err := d.flush(); err != nil {
 		return err
 	}
-	d.dev.Poll(true, nil)
+	d.waitIdle()
 	d.fences.done = d.fences.last
 	d.bury()
 	return nil
@@ -413,8 +411,7 @@ func (d *Device) bury() {
 	clear(d.graveBuffers)
 	d.graveBuffers = d.graveBuffers[:0]
 	for _, t := range d.graveTextures {
-		t.Destroy()
-		t.Release()
+		destroyTexture(t)
 	}
 	clear(d.graveTextures)
 	d.graveTextures = d.graveTextures[:0]
@@ -431,7 +428,7 @@ func (d *Device) Release() {
 	}
 	if !d.lost {
 		_ = d.flush()
-		d.dev.Poll(true, nil)
+		d.waitIdle()
 	}
 	for b := range d.buffers {
 		b.release()

@@ -1,60 +1,6 @@
-//go:build cgo
+//go:build cgo || js
 
 package webgpu
-
-/*
-#include <stdint.h>
-#include <stddef.h>
-
-// The declarations of webgpu.h (wgpu-native, linked in by the binding) for
-// reading a device's limits, laid out as there. The binding's
-// own Device.GetLimits cannot be used: it chains a pointer to a Go
-// variable instead of the C struct it allocated, and frees the Go
-// variable's address.
-typedef struct gpumemLimits {
-	void *nextInChain;
-	uint32_t maxTextureDimension1D;
-	uint32_t maxTextureDimension2D;
-	uint32_t maxTextureDimension3D;
-	uint32_t maxTextureArrayLayers;
-	uint32_t maxBindGroups;
-	uint32_t maxBindGroupsPlusVertexBuffers;
-	uint32_t maxBindingsPerBindGroup;
-	uint32_t maxDynamicUniformBuffersPerPipelineLayout;
-	uint32_t maxDynamicStorageBuffersPerPipelineLayout;
-	uint32_t maxSampledTexturesPerShaderStage;
-	uint32_t maxSamplersPerShaderStage;
-	uint32_t maxStorageBuffersPerShaderStage;
-	uint32_t maxStorageTexturesPerShaderStage;
-	uint32_t maxUniformBuffersPerShaderStage;
-	uint64_t maxUniformBufferBindingSize;
-	uint64_t maxStorageBufferBindingSize;
-	uint32_t minUniformBufferOffsetAlignment;
-	uint32_t minStorageBufferOffsetAlignment;
-	uint32_t maxVertexBuffers;
-	uint64_t maxBufferSize;
-	uint32_t maxVertexAttributes;
-	uint32_t maxVertexBufferArrayStride;
-	uint32_t maxInterStageShaderVariables;
-	uint32_t maxColorAttachments;
-	uint32_t maxColorAttachmentBytesPerSample;
-	uint32_t maxComputeWorkgroupStorageSize;
-	uint32_t maxComputeInvocationsPerWorkgroup;
-	uint32_t maxComputeWorkgroupSizeX;
-	uint32_t maxComputeWorkgroupSizeY;
-	uint32_t maxComputeWorkgroupSizeZ;
-	uint32_t maxComputeWorkgroupsPerDimension;
-	uint32_t maxImmediateSize;
-} gpumemLimits;
-
-int wgpuDeviceGetLimits(void *device, gpumemLimits *limits);
-
-// WGPUStatus_Success is 1.
-static int gpumem_device_limits(void *device, gpumemLimits *l) {
-	return wgpuDeviceGetLimits(device, l) == 1;
-}
-*/
-import "C"
 
 import (
 	"fmt"
@@ -111,28 +57,31 @@ func attach(dev *wgpu.Device, opts Options) (*Device, error) {
 		buffers:  map[*Buffer]struct{}{},
 		textures: map[*Texture]struct{}{},
 	}
-	d.fences.init()
+	if !computeMoves {
+		if opts.Moves == MoveCompute {
+			return nil, fmt.Errorf("webgpu: Moves: MoveCompute: the move kernels bind a buffer twice as writable storage, which this platform refuses: %w", device.ErrInvalidDescriptor)
+		}
+		d.noCompute = true
+	}
+	d.fences.init(d)
 	return d, nil
 }
 
-// deviceLimits reads dev's limits: what it was created with, which for a
-// device created without required limits are WebGPU's defaults.
-func deviceLimits(dev *wgpu.Device) (device.Limits, error) {
-	var l C.gpumemLimits
-	if C.gpumem_device_limits(rawDevice(dev), &l) == 0 {
-		return device.Limits{}, fmt.Errorf("webgpu: read the device's limits: %w", device.ErrDeviceLost)
-	}
+// limitsOf converts the binding's limits to gpumem's: sizes rounded down
+// to the copy alignment, so that a buffer of MaxBufferSize can be copied
+// whole.
+func limitsOf(l wgpu.Limits) device.Limits {
 	return device.Limits{
-		MaxBufferSize:               uint64(l.maxBufferSize) &^ (device.CopyAlignment - 1),
-		MaxStorageBufferBindingSize: uint64(l.maxStorageBufferBindingSize) &^ (device.CopyAlignment - 1),
-		MaxUniformBufferBindingSize: uint64(l.maxUniformBufferBindingSize),
-		UniformOffsetAlignment:      uint32(l.minUniformBufferOffsetAlignment),
-		StorageOffsetAlignment:      uint32(l.minStorageBufferOffsetAlignment),
-		MaxTextureSize2D:            uint32(l.maxTextureDimension2D),
-		MaxArrayLayers:              uint32(l.maxTextureArrayLayers),
+		MaxBufferSize:               l.MaxBufferSize &^ (device.CopyAlignment - 1),
+		MaxStorageBufferBindingSize: l.MaxStorageBufferBindingSize &^ (device.CopyAlignment - 1),
+		MaxUniformBufferBindingSize: l.MaxUniformBufferBindingSize,
+		UniformOffsetAlignment:      l.MinUniformBufferOffsetAlignment,
+		StorageOffsetAlignment:      l.MinStorageBufferOffsetAlignment,
+		MaxTextureSize2D:            l.MaxTextureDimension2D,
+		MaxArrayLayers:              l.MaxTextureArrayLayers,
 		CopyAlignment:               device.CopyAlignment,
 		MapAlignment:                device.MapAlignment,
-	}, nil
+	}
 }
 
 // wrappedInfo is the Info of a wrapped device: wgpu-native cannot say

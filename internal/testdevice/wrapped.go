@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || js
 
 package testdevice
 
@@ -20,7 +20,11 @@ import (
 func Raw(t testing.TB) *wgpu.Device {
 	t.Helper()
 	inst := wgpu.CreateInstance(nil)
-	ad, err := inst.RequestAdapter(&wgpu.RequestAdapterOptions{})
+	var ad *wgpu.Adapter
+	err := fmt.Errorf("no WebGPU (navigator.gpu) in this browser")
+	if inst != nil {
+		ad, err = inst.RequestAdapter(&wgpu.RequestAdapterOptions{})
+	}
 	if err != nil || ad == nil {
 		inst.Release()
 		if os.Getenv("CI") == "true" {
