@@ -16,8 +16,10 @@
 //
 // The program sees the arguments after the wasm file as os.Args[1:], and
 // of the environment only CI and the variables whose names start with
-// GPUMEM_ or GODEBUG (a browser page has no environment of its own). It
-// has no file system: os.Open fails, as does t.TempDir. The page defines
+// GPUMEM_ or GODEBUG (a browser page has no environment of its own). Its
+// working directory is wasmbrowser's; it reads files under the parent of
+// the module's root and writes under /tmp, in memory (see fs.go). The
+// page defines
 // globalThis.wasm = {instance}, as github.com/oliverbestmann/webgpu's
 // queue writes expect of a page.
 //
@@ -221,6 +223,7 @@ func tail(b []byte, n int) []byte {
 // session serves one run's page and collects what it sends back.
 type session struct {
 	name    string
+	root    string // where the page may read files; see fs.go
 	config  []byte
 	wasm    []byte
 	execJS  []byte
@@ -240,11 +243,14 @@ type output struct {
 }
 
 func newSession(name string, args []string, env map[string]string, wasm, execJS []byte) *session {
+	cwd, _ := os.Getwd()
 	config, _ := json.Marshal(struct {
 		Args []string          `json:"args"`
 		Env  map[string]string `json:"env"`
-	}{append([]string{name}, args...), env})
+		Cwd  string            `json:"cwd"`
+	}{append([]string{name}, args...), env, filepath.ToSlash(cwd)})
 	return &session{
+		root: root(),
 		name: name, config: config, wasm: wasm, execJS: execJS,
 		exit: make(chan int, 1), failed: make(chan string, 1),
 		waiting: map[int]output{}, last: -1,
@@ -262,9 +268,11 @@ func (s *session) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/program.wasm":
 		w.Header().Set("Content-Type", "application/wasm")
 		w.Write(s.wasm)
-	case "/config":
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(s.config)
+	case "/fs.js":
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprintf(w, "const config = %s;\n%s", s.config, fsJS)
+	case "/fs/stat", "/fs/file", "/fs/readdir":
+		s.serveFile(w, r)
 	case "/out":
 		seq, err1 := strconv.Atoi(r.URL.Query().Get("seq"))
 		fd, err2 := strconv.Atoi(r.URL.Query().Get("fd"))
@@ -332,24 +340,19 @@ func (s *session) finish() {
 
 // page loads the program and runs it with the configuration /config
 // gives. Output goes back as numbered chunks (fetches may arrive out of
-// order); the exit code goes last, with the number of chunks sent.
+// order); the exit code goes last, with the number of chunks sent. fs.js
+// is the program's file system.
 const page = `<!doctype html>
 <html><head><meta charset="utf-8"><title>wasmbrowser</title></head>
 <body>
+<script src="/fs.js"></script>
 <script src="/wasm_exec.js"></script>
 <script>
 (async () => {
-	let seq = 0;
-	const sent = [];
 	const fail = (msg) => fetch("/fail", {method: "POST", body: String(msg)});
 	window.addEventListener("error", (e) => fail("uncaught: " + (e.error && e.error.stack || e.message)));
 	window.addEventListener("unhandledrejection", (e) => fail("unhandled rejection: " + (e.reason && e.reason.stack || e.reason)));
 	try {
-		const config = await (await fetch("/config")).json();
-		globalThis.fs.writeSync = (fd, buf) => {
-			sent.push(fetch("/out?fd=" + fd + "&seq=" + (seq++), {method: "POST", body: buf.slice()}));
-			return buf.length;
-		};
 		const go = new Go();
 		go.argv = config.args;
 		go.env = config.env;
@@ -360,10 +363,10 @@ const page = `<!doctype html>
 		// this global, which its pages define.
 		globalThis.wasm = {instance};
 		await go.run(instance);
-		await Promise.all(sent);
-		await fetch("/exit?code=" + code + "&chunks=" + seq, {method: "POST"});
+		await Promise.all(outputSent);
+		await fetch("/exit?code=" + code + "&chunks=" + outputChunks(), {method: "POST"});
 	} catch (e) {
-		await Promise.all(sent);
+		await Promise.all(outputSent);
 		await fail(e && e.stack || e);
 	}
 })();
