@@ -56,5 +56,8 @@ func (d *Device) Completed() (uint64, error) {
 		return 0, fmt.Errorf("webgpu: queue work failed: %w", device.ErrDeviceLost)
 	}
 	d.fences.done = max(d.fences.done, min(done, d.fences.last))
+	if err := d.fences.rejected(); err != nil {
+		return 0, err
+	}
 	return d.fences.done, nil
 }

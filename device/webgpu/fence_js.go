@@ -2,7 +2,13 @@
 
 package webgpu
 
-import "syscall/js"
+import (
+	"fmt"
+	"syscall/js"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
 
 // Fences in the browser: watch asks queue.onSubmittedWorkDone() for a
 // promise per fence; a single Go callback (report) records each promise's
@@ -25,6 +31,10 @@ type fenceState struct {
 	report, woke js.Func
 	// wake receives when the event loop ran a task for pollQueue.
 	wake chan struct{}
+	// invalid is the message of the first submission a validation scope
+	// caught; refused records it.
+	invalid string
+	refused js.Func
 }
 
 // fenceJS wires a work-done promise to a Go callback; yieldJS posts a
@@ -44,6 +54,12 @@ func (f *fenceState) init(*Device) {
 			f.failed = true
 		} else if fence > f.settled {
 			f.settled = fence
+		}
+		return nil
+	})
+	f.refused = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if e := args[0]; e.Truthy() && f.invalid == "" {
+			f.invalid = e.Get("message").String()
 		}
 		return nil
 	})
@@ -70,6 +86,7 @@ func (f *fenceState) signalled() (fence uint64, failed bool) { return f.settled,
 // settle (after waitIdle, or never for a lost device).
 func (f *fenceState) free() {
 	f.report.Release()
+	f.refused.Release()
 	f.woke.Release()
 }
 
@@ -87,4 +104,31 @@ func (d *Device) pollQueue() bool {
 // settles.
 func (d *Device) waitIdle() {
 	await(jsOf(d.queue).Call("onSubmittedWorkDone"))
+}
+
+// submitJS submits command buffers inside a validation error scope and
+// hands the scope's result (a GPUError or null) to refused when it pops.
+var submitJS = js.Global().Get("Function").New("device", "queue", "cbs", "refused",
+	`device.pushErrorScope("validation"); queue.submit(cbs); device.popErrorScope().then(refused, () => {});`)
+
+// submit submits cbs to the queue. The browser validates a submission on
+// its own time and reports a refused one to an error scope: submit wraps
+// each in a validation scope whose result arrives through the event loop,
+// and the next Completed or Wait returns the first refusal as an error
+// (natively an invalid submission aborts the process instead).
+func (d *Device) submit(cbs ...*wgpu.CommandBuffer) {
+	arr := make([]any, len(cbs))
+	for i, cb := range cbs {
+		arr[i] = jsOf(cb)
+	}
+	submitJS.Invoke(jsOf(d.dev), jsOf(d.queue), arr, d.fences.refused)
+}
+
+// rejected returns the error of the first submission the browser refused,
+// once its scope has popped.
+func (f *fenceState) rejected() error {
+	if f.invalid == "" {
+		return nil
+	}
+	return fmt.Errorf("webgpu: the browser refused submitted work: %s: %w", oneLine(f.invalid), device.ErrInvalidUsage)
 }

@@ -113,3 +113,12 @@ func (f *fenceState) free() {
 		f.cells = nil
 	}
 }
+
+// submit submits cbs to the queue. wgpu-native validates a submission at
+// once and aborts the process on an invalid one, so gpumem validates every
+// command before recording it.
+func (d *Device) submit(cbs ...*wgpu.CommandBuffer) { d.queue.Submit(cbs...) }
+
+// rejected returns the error of submitted work the GPU refused: never
+// natively, where a refusal does not return (see submit).
+func (f *fenceState) rejected() error { return nil }

@@ -20,7 +20,7 @@ import (
 // jsBacked lists the binding's types whose only field is their
 // JavaScript object (a js.Value named jsValue, unexported).
 type jsBacked interface {
-	wgpu.Adapter | wgpu.Buffer | wgpu.Device | wgpu.Queue | wgpu.Texture
+	wgpu.Adapter | wgpu.Buffer | wgpu.CommandBuffer | wgpu.Device | wgpu.Queue | wgpu.Texture
 }
 
 // jsOf returns the JavaScript object (GPUDevice, GPUBuffer, ...) behind p:

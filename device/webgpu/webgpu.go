@@ -337,7 +337,7 @@ func (d *Device) flush() error {
 		}
 		if d.queued {
 			// Queue writes run at the next submit; an empty one will do.
-			d.queue.Submit()
+			d.submit()
 			d.queued = false
 		}
 		return nil
@@ -354,7 +354,7 @@ func (d *Device) flush() error {
 		cb.Release()
 		return err
 	}
-	d.queue.Submit(cb)
+	d.submit(cb)
 	cb.Release()
 	return nil
 }
@@ -399,7 +399,7 @@ func (d *Device) Wait() error {
 	d.waitIdle()
 	d.fences.done = d.fences.last
 	d.bury()
-	return nil
+	return d.fences.rejected()
 }
 
 // bury destroys the objects in the graveyard. The queue must be idle.
