@@ -348,11 +348,7 @@ func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
 		if err != nil {
 			return nil, d.fail(fmt.Sprintf("compile %s", s.name), err)
 		}
-		p, err := d.dev.TryCreateComputePipeline(&wgpu.ComputePipelineDescriptor{
-			Label:   s.name,
-			Layout:  layout,
-			Compute: wgpu.ProgrammableStageDescriptor{Module: mod, EntryPoint: "main"},
-		})
+		p, err := d.createComputePipeline(s.name, layout, mod)
 		mod.Release()
 		if err != nil {
 			return nil, d.fail(fmt.Sprintf("create pipeline %s", s.name), err)

@@ -47,6 +47,9 @@ func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) erro
 	if err := device.CheckMoves(b.desc.Size, moves); err != nil {
 		return fmt.Errorf("webgpu: move in buffer %q: %w", b.desc.Label, err)
 	}
+	if path == MoveCompute && !computeMoves {
+		return fmt.Errorf("webgpu: move in buffer %q: MoveCompute: the move kernels bind a buffer twice as writable storage, which this platform refuses: %w", b.desc.Label, device.ErrInvalidUsage)
+	}
 	p := &d.planner
 	p.plan(moves, d.scratchCap(), path == MoveCopy)
 	if len(p.moves) == 0 {
@@ -573,7 +576,7 @@ func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64,
 		t.buf, t.capacity, base = buf, size, 0
 		t.size = min(size/2, d.limits.MaxStorageBufferBindingSize&^255)
 	}
-	if err := d.queue.TryWriteBuffer(t.buf, base, table); err != nil {
+	if err := d.writeQueue(t.buf, base, table); err != nil {
 		return 0, d.fail("move: write table", err)
 	}
 	t.used = base + uint64(len(table))

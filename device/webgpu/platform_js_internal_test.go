@@ -140,3 +140,29 @@ func TestMapWriteShadow(t *testing.T) {
 		t.Fatalf("after a second mapping read %x, want %x", got, want)
 	}
 }
+
+// In the browser moves run as copies: the device says so, and asking for
+// the compute path is refused, not left to a silent refusal at submit.
+func TestMovesCopyInBrowser(t *testing.T) {
+	d := openJS(t)
+	if got := d.MovePath(); got != MoveCopy {
+		t.Errorf("MovePath %v, want copy", got)
+	}
+	if _, err := New(Options{Moves: MoveCompute}); !errors.Is(err, device.ErrInvalidDescriptor) {
+		t.Errorf("New with MoveCompute: %v, want ErrInvalidDescriptor", err)
+	}
+	b, err := d.CreateBuffer(device.BufferDesc{Size: 256, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv := []device.Move{{Src: 0, Dst: 128, Size: 64}}
+	if err := d.MoveVia(MoveCompute, b, mv); !errors.Is(err, device.ErrInvalidUsage) {
+		t.Errorf("MoveVia(MoveCompute): %v, want ErrInvalidUsage", err)
+	}
+	if err := d.MoveVia(MoveAuto, b, mv); err != nil {
+		t.Errorf("MoveVia(MoveAuto): %v", err)
+	}
+	if err := d.Wait(); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+}
