@@ -99,6 +99,40 @@
 // XDG_RUNTIME_DIR to a directory of the user's, mode 0700, before the
 // first device opens (gpumem's command and tests make a private one).
 //
+// # In the browser
+//
+// Built with GOOS=js GOARCH=wasm, the package runs on the browser's
+// WebGPU (navigator.gpu) through the binding's js side, with the same API
+// and the same conformance suite (internal/wasmbrowser runs it in headless
+// Chromium). What differs:
+//
+//   - Calls that wait (New, Wait, ReadBuffer, ReadTexture, buffer and
+//     texture creation, mapping a MapWrite buffer) block their goroutine
+//     until a promise settles, which lets the JavaScript event loop run.
+//     Call the device from a goroutine, never from inside a JavaScript
+//     callback (a js.FuncOf, such as a requestAnimationFrame handler):
+//     there the wait would stop the event loop that settles the promise.
+//     Nothing busy-waits.
+//   - Fences are queue.onSubmittedWorkDone promises; Completed gives the
+//     event loop one turn (a MessageChannel message) while fences are
+//     outstanding, so a fence completes some polls later than natively.
+//   - Errors come from error scopes: creation runs in an out-of-memory and
+//     a validation scope whose results it waits for; each submission runs
+//     in a validation scope, and the next Completed or Wait returns the
+//     first refusal (ErrInvalidUsage), where natively an invalid
+//     submission aborts the process.
+//   - Move always runs as copies through scratch: Chromium refuses a
+//     dispatch that binds one buffer twice as writable storage, as the
+//     move kernels do; MoveCompute is refused. Patch, GenerateMips and
+//     CheckGuards run as compute shaders as natively.
+//   - MapWrite buffers keep a Go copy of their contents (the binding cannot
+//     hand out the mapping itself): writes go to it and are copied into
+//     the mapping at once, so such a buffer costs its size twice.
+//   - Queue writes copy their data once into a JavaScript array, so the
+//     page need not define the wasm global the binding's own writes read.
+//   - AdapterInfo comes from GPUAdapter.info, with Backend "browser".
+//     Device loss is seen only through the errors of later calls.
+//
 // # Concurrency
 //
 // A Device and its objects are not safe for concurrent use, as the device

@@ -4,34 +4,16 @@ package webgpu
 
 import (
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
-// openJS opens a device in the browser or skips t (fails it in CI).
-func openJS(t *testing.T) *Device {
-	t.Helper()
-	d, err := New(Options{})
-	if errors.Is(err, ErrNoAdapter) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must run the webgpu tests: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Release)
-	return d
-}
-
 // jsOf reads the JavaScript object behind the binding's types: each
 // object's own properties must match what gpumem asked for.
 func TestJSOf(t *testing.T) {
-	d := openJS(t)
+	d := newTestDevice(t, Options{})
 	if got := jsOf(d.dev).Get("limits").Get("maxBufferSize").Float(); uint64(got) < d.Limits().MaxBufferSize {
 		t.Errorf("GPUDevice.limits.maxBufferSize %v, device limit %d", got, d.Limits().MaxBufferSize)
 	}
@@ -57,7 +39,7 @@ func TestJSOf(t *testing.T) {
 // A creation the browser refuses comes back as an error from the
 // validation scope, and the device goes on working.
 func TestScopeCatchesValidation(t *testing.T) {
-	d := openJS(t)
+	d := newTestDevice(t, Options{})
 	oom, err := d.withOOMScope(func() error {
 		// MapRead with MapWrite: invalid in WebGPU, refused asynchronously.
 		_, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{Size: 64, Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageMapWrite})
@@ -79,7 +61,7 @@ func TestScopeCatchesValidation(t *testing.T) {
 // recorded around gpumem's checks) makes the next Wait return
 // ErrInvalidUsage instead of vanishing.
 func TestRefusedSubmit(t *testing.T) {
-	d := openJS(t)
+	d := newTestDevice(t, Options{})
 	a, err := d.CreateBuffer(device.BufferDesc{Size: 256, Usage: device.CopySrc | device.CopyDst})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +89,7 @@ func TestRefusedSubmit(t *testing.T) {
 // MapWrite buffers: a write lands in the mapping, not only in the Go
 // shadow, and the shadow survives a new mapping.
 func TestMapWriteShadow(t *testing.T) {
-	d := openJS(t)
+	d := newTestDevice(t, Options{})
 	m, err := d.CreateBuffer(device.BufferDesc{Size: 64, Usage: device.MapWrite | device.CopySrc})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +126,7 @@ func TestMapWriteShadow(t *testing.T) {
 // In the browser moves run as copies: the device says so, and asking for
 // the compute path is refused, not left to a silent refusal at submit.
 func TestMovesCopyInBrowser(t *testing.T) {
-	d := openJS(t)
+	d := newTestDevice(t, Options{})
 	if got := d.MovePath(); got != MoveCopy {
 		t.Errorf("MovePath %v, want copy", got)
 	}
