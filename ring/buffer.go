@@ -30,6 +30,7 @@ import (
 	"fmt"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/fenced"
 )
 
 // Slice is a range of a device buffer handed out for one frame.
@@ -101,7 +102,7 @@ type Buffer struct {
 	size       uint64
 	head, tail uint64
 	frameStart uint64
-	frames     queue[frame]
+	frames     fenced.Queue[frame]
 	old        graveyard
 	lastFence  uint64
 	stats      BufferStats
@@ -260,7 +261,7 @@ func (b *Buffer) grow(n uint64) error {
 	b.old.retire(b.buf)
 	b.buf, b.size = buf, size
 	b.head, b.tail, b.frameStart = 0, 0, 0
-	b.frames.clear()
+	b.frames.Clear()
 	b.stats.Growths++
 	return nil
 }
@@ -272,10 +273,10 @@ func (b *Buffer) reclaim() error {
 	if err != nil {
 		return err
 	}
-	for b.frames.len() > 0 && b.frames.front().fence <= done {
-		b.tail = b.frames.pop().end
+	for b.frames.Len() > 0 && b.frames.Front().fence <= done {
+		b.tail = b.frames.Pop().end
 	}
-	if b.frames.len() == 0 {
+	if b.frames.Len() == 0 {
 		b.tail = b.frameStart
 	}
 	b.old.collect(done)
@@ -313,7 +314,7 @@ func (b *Buffer) EndFrame(fence uint64) error {
 		return fmt.Errorf("ring: EndFrame with fence %d after %d: %w", fence, b.lastFence, ErrInvalidFence)
 	}
 	if b.head != b.frameStart {
-		b.frames.push(frame{fence: fence, end: b.head})
+		b.frames.Push(frame{fence: fence, end: b.head})
 	}
 	b.old.endFrame(fence)
 	b.frameStart = b.head
@@ -330,7 +331,7 @@ func (b *Buffer) Stats() BufferStats {
 	s := b.stats
 	s.SizeBytes = b.size
 	s.InFlightBytes = b.head - b.tail
-	s.FramesInFlight = b.frames.len()
+	s.FramesInFlight = b.frames.Len()
 	s.OldBuffers = b.old.len()
 	return s
 }
@@ -345,5 +346,5 @@ func (b *Buffer) Release() {
 	b.buf.Release()
 	b.buf = nil
 	b.old.release()
-	b.frames.clear()
+	b.frames.Clear()
 }

@@ -1,52 +1,13 @@
 package ring
 
-import "github.com/gpumem/gpumem/device"
+import (
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/fenced"
+)
 
 // Frames and fences, shared by Buffer and Frame. See doc.go for the
 // contract: memory handed out in a frame comes back once the device's
 // Completed reaches the fence the frame ended with.
-
-// queue is a FIFO of values that reuses its storage: after warm-up, push
-// and pop do not allocate.
-type queue[T any] struct {
-	items []T // len(items) is a power of two, or 0
-	first int // index of the oldest item
-	n     int // number of items
-}
-
-func (q *queue[T]) len() int { return q.n }
-
-// front returns the oldest item; q is not empty.
-func (q *queue[T]) front() *T { return &q.items[q.first] }
-
-// at returns the i-th oldest item; i < q.len().
-func (q *queue[T]) at(i int) *T { return &q.items[(q.first+i)&(len(q.items)-1)] }
-
-func (q *queue[T]) push(v T) {
-	if q.n == len(q.items) {
-		grown := make([]T, max(8, 2*len(q.items)))
-		for i := range q.n {
-			grown[i] = q.items[(q.first+i)&(len(q.items)-1)]
-		}
-		q.items, q.first = grown, 0
-	}
-	q.items[(q.first+q.n)&(len(q.items)-1)] = v
-	q.n++
-}
-
-func (q *queue[T]) pop() T {
-	var zero T
-	v := q.items[q.first]
-	q.items[q.first] = zero
-	q.first = (q.first + 1) & (len(q.items) - 1)
-	q.n--
-	return v
-}
-
-func (q *queue[T]) clear() {
-	clear(q.items)
-	q.first, q.n = 0, 0
-}
 
 // grave is a device buffer waiting for the GPU to finish fence.
 type grave struct {
@@ -61,7 +22,7 @@ type grave struct {
 // them the frame's fence; tagged holds the rest in fence order.
 type graveyard struct {
 	open   []device.Buffer
-	tagged queue[grave]
+	tagged fenced.Queue[grave]
 }
 
 func (g *graveyard) retire(b device.Buffer) { g.open = append(g.open, b) }
@@ -69,7 +30,7 @@ func (g *graveyard) retire(b device.Buffer) { g.open = append(g.open, b) }
 // endFrame tags the buffers retired during the frame with its fence.
 func (g *graveyard) endFrame(fence uint64) {
 	for i, b := range g.open {
-		g.tagged.push(grave{b, fence})
+		g.tagged.Push(grave{b, fence})
 		g.open[i] = nil
 	}
 	g.open = g.open[:0]
@@ -77,8 +38,8 @@ func (g *graveyard) endFrame(fence uint64) {
 
 // collect releases the buffers whose fence is at most completed.
 func (g *graveyard) collect(completed uint64) {
-	for g.tagged.len() > 0 && g.tagged.front().fence <= completed {
-		g.tagged.pop().buf.Release()
+	for g.tagged.Len() > 0 && g.tagged.Front().fence <= completed {
+		g.tagged.Pop().buf.Release()
 	}
 }
 
@@ -89,13 +50,13 @@ func (g *graveyard) release() {
 		b.Release()
 	}
 	g.open = nil
-	for g.tagged.len() > 0 {
-		g.tagged.pop().buf.Release()
+	for g.tagged.Len() > 0 {
+		g.tagged.Pop().buf.Release()
 	}
 }
 
 // len returns how many buffers the graveyard holds.
-func (g *graveyard) len() int { return len(g.open) + g.tagged.len() }
+func (g *graveyard) len() int { return len(g.open) + g.tagged.Len() }
 
 // alignUp rounds n up to a multiple of align, a power of two. ok is false
 // when the result overflows.

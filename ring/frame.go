@@ -19,6 +19,7 @@ import (
 	"fmt"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/fenced"
 )
 
 // FrameOptions configure an Frame. The zero value is 1 MiB vertex and
@@ -57,18 +58,12 @@ type FrameStats struct {
 	Full           int    // Allocate calls that returned ErrFull
 }
 
-type block struct {
-	buf   device.Buffer
-	fence uint64 // the fence of its frame, once ended
-	used  uint64 // bytes its frame handed out of it, rounding included
-}
-
 // Frame is a linear per-frame allocator for vertex and index scratch.
 // Create one with NewFrame. It is not safe for concurrent use.
 //
-// Invariants: used <= cur's size; every block is in exactly one of cur,
-// full (the open frame's earlier blocks), inflight or free; free blocks
-// are at least target bytes.
+// Invariants: used <= cur's size; every block is cur or in blocks (the
+// open frame's earlier ones, in flight, free: package fenced); free
+// blocks are at least target bytes.
 type Frame struct {
 	dev       device.Device
 	opts      FrameOptions
@@ -77,10 +72,8 @@ type Frame struct {
 	target    uint64
 	cur       device.Buffer // the open frame's block; nil before its first Allocate
 	used      uint64
-	full      []block // the open frame's earlier blocks, fence not set yet
-	frameNeed uint64  // bytes the open frame asked for, over all its blocks
-	inflight  queue[block]
-	free      []device.Buffer
+	frameNeed uint64 // bytes the open frame asked for, over all its blocks
+	recycled  fenced.Blocks
 	blocks    int
 	lastFence uint64
 	released  bool
@@ -181,14 +174,11 @@ func (a *Frame) takeBlock(n uint64) error {
 	if err := a.reclaim(); err != nil {
 		return err
 	}
-	var buf device.Buffer
-	if k := len(a.free); k > 0 && a.free[k-1].Size() >= size {
-		buf = a.free[k-1]
-		a.free[k-1] = nil
-		a.free = a.free[:k-1]
-	} else {
+	buf, ok := a.recycled.Take(func(b device.Buffer) bool { return b.Size() >= size })
+	if !ok {
 		if a.blocks >= a.opts.MaxBlocks {
-			return fmt.Errorf("%d blocks alive, %d in flight: %w", a.blocks, a.inflight.len(), ErrFull)
+			_, inflight, _ := a.recycled.Len()
+			return fmt.Errorf("%d blocks alive, %d in flight: %w", a.blocks, inflight, ErrFull)
 		}
 		var err error
 		buf, err = a.dev.CreateBuffer(device.BufferDesc{Label: a.opts.Label, Size: size, Usage: a.opts.Usage})
@@ -198,34 +188,23 @@ func (a *Frame) takeBlock(n uint64) error {
 		a.blocks++
 	}
 	if chain {
-		a.full = append(a.full, block{buf: a.cur, used: a.used})
+		a.recycled.Fill(a.cur, a.used)
 		a.stats.Chains++
 	}
 	a.cur = buf
 	return nil
 }
 
-// reclaim polls the device and moves the blocks whose fence completed to
-// the free list, releasing those smaller than target.
+// reclaim polls the device and frees the blocks whose fence completed,
+// releasing those smaller than target.
 func (a *Frame) reclaim() error {
-	if a.inflight.len() == 0 {
-		return nil
-	}
-	done, err := a.dev.Completed()
-	if err != nil {
-		return err
-	}
-	for a.inflight.len() > 0 && a.inflight.front().fence <= done {
-		buf := a.inflight.pop().buf
-		if buf.Size() < a.target {
-			buf.Release()
-			a.blocks--
-			continue
-		}
-		a.free = append(a.free, buf)
-	}
-	return nil
+	released, err := a.recycled.Reclaim(a.dev, a.bigEnough)
+	a.blocks -= released
+	return err
 }
+
+// bigEnough reports whether a free block is worth keeping: at least target.
+func (a *Frame) bigEnough(b device.Buffer) bool { return b.Size() >= a.target }
 
 // EndFrame ends the open frame: its blocks are the GPU's until the device
 // completes fence (see Buffer.EndFrame), and the next Allocate starts a new
@@ -238,16 +217,8 @@ func (a *Frame) EndFrame(fence uint64) error {
 	if fence == 0 || fence < a.lastFence {
 		return fmt.Errorf("ring: Frame.EndFrame with fence %d after %d: %w", fence, a.lastFence, ErrInvalidFence)
 	}
-	for i, b := range a.full {
-		b.fence = fence
-		a.inflight.push(b)
-		a.full[i] = block{}
-	}
-	a.full = a.full[:0]
-	if a.cur != nil {
-		a.inflight.push(block{a.cur, fence, a.used})
-		a.cur, a.used = nil, 0
-	}
+	a.recycled.EndFrame(fence, a.cur, a.used)
+	a.cur, a.used = nil, 0
 	if a.opts.Grow && a.frameNeed > a.target {
 		t, _ := alignUp(a.frameNeed, a.align)
 		a.target = min(t, a.max)
@@ -259,17 +230,7 @@ func (a *Frame) EndFrame(fence uint64) error {
 		return fmt.Errorf("ring: Frame.EndFrame: %w", err)
 	}
 	// Free blocks made before target grew are too small now.
-	keep := a.free[:0]
-	for _, b := range a.free {
-		if b.Size() < a.target {
-			b.Release()
-			a.blocks--
-			continue
-		}
-		keep = append(keep, b)
-	}
-	clear(a.free[len(keep):])
-	a.free = keep
+	a.blocks -= a.recycled.Trim(a.bigEnough)
 	return nil
 }
 
@@ -279,7 +240,7 @@ func (a *Frame) Stats() FrameStats {
 	s.BlockBytes = a.target
 	s.UsedBytes = a.used
 	s.Blocks = a.blocks
-	s.InFlightBlocks = a.inflight.len()
+	_, s.InFlightBlocks, _ = a.recycled.Len()
 	return s
 }
 
@@ -295,14 +256,6 @@ func (a *Frame) Release() {
 		a.cur.Release()
 		a.cur = nil
 	}
-	for _, b := range a.full {
-		b.buf.Release()
-	}
-	for _, b := range a.free {
-		b.Release()
-	}
-	for a.inflight.len() > 0 {
-		a.inflight.pop().buf.Release()
-	}
-	a.full, a.free, a.blocks = nil, nil, 0
+	a.recycled.Release()
+	a.blocks = 0
 }

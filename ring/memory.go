@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/fenced"
 	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/memory"
 )
@@ -32,8 +33,8 @@ func (b *Buffer) Memory() []memory.Buffer {
 		}
 	}
 	start := b.tail
-	for i := range b.frames.len() {
-		f := b.frames.at(i)
+	for i := range b.frames.Len() {
+		f := b.frames.At(i)
 		add(start, f.end, fmt.Sprintf("frame (fence %d)", f.fence))
 		start = f.end
 	}
@@ -54,8 +55,8 @@ func (b *Buffer) Memory() []memory.Buffer {
 		r.Usage = b.opts.Usage.String()
 		bufs = append(bufs, r)
 	}
-	for i := range b.old.tagged.len() {
-		g := b.old.tagged.at(i)
+	for i := range b.old.tagged.Len() {
+		g := b.old.tagged.At(i)
 		retired(g.buf, fmt.Sprintf("frames up to fence %d", g.fence))
 	}
 	for _, buf := range b.old.open {
@@ -88,19 +89,23 @@ func (a *Frame) Memory() []memory.Buffer {
 		b.Usage = a.opts.Usage.String()
 		bufs = append(bufs, b)
 	}
-	for _, b := range a.full {
-		add(b.buf, b.used, "open frame")
-	}
+	// The open frame's blocks: the earlier ones, then the current one.
+	a.recycled.Each(func(b fenced.Block, st fenced.State) {
+		if st == fenced.Open {
+			add(b.Buf, b.Used, "open frame")
+		}
+	})
 	if a.cur != nil {
 		add(a.cur, a.used, "open frame")
 	}
-	for i := range a.inflight.len() {
-		b := a.inflight.at(i)
-		add(b.buf, b.used, fmt.Sprintf("frame (fence %d)", b.fence))
-	}
-	for _, buf := range a.free {
-		add(buf, 0, "")
-	}
+	a.recycled.Each(func(b fenced.Block, st fenced.State) {
+		switch st {
+		case fenced.InFlight:
+			add(b.Buf, b.Used, fmt.Sprintf("frame (fence %d)", b.Fence))
+		case fenced.Free:
+			add(b.Buf, 0, "")
+		}
+	})
 	return bufs
 }
 

@@ -16,6 +16,7 @@ import (
 	"fmt"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/fenced"
 )
 
 // Options configure a Belt. The zero value is chunks of 8 MiB, at most 16.
@@ -39,11 +40,6 @@ type Stats struct {
 	Waits          int    // times Upload waited for the GPU, every chunk in use
 }
 
-type chunk struct {
-	buf   device.Buffer
-	fence uint64
-}
-
 // Belt is an upload staging belt. Create one with New. It is not safe
 // for concurrent use.
 type Belt struct {
@@ -52,10 +48,7 @@ type Belt struct {
 	size      uint64
 	cur       device.Buffer // nil when the open frame has none
 	used      uint64
-	filled    []device.Buffer
-	inflight  []chunk // FIFO: oldest first, from head
-	head      int
-	free      []device.Buffer
+	recycled  fenced.Blocks // the other chunks: the open frame's, in flight, free
 	chunks    int
 	lastFence uint64
 	released  bool
@@ -187,13 +180,13 @@ func (b *Belt) copyOut(dst device.Buffer, dstOffset, k uint64) error {
 // nextChunk makes cur an empty chunk the GPU does not use.
 func (b *Belt) nextChunk() error {
 	if b.cur != nil {
-		b.filled = append(b.filled, b.cur)
+		b.recycled.Fill(b.cur, b.used)
 		b.cur = nil
 	}
 	if err := b.reclaim(); err != nil {
 		return err
 	}
-	if len(b.free) == 0 && b.chunks >= b.opts.MaxChunks {
+	if _, _, free := b.recycled.Len(); free == 0 && b.chunks >= b.opts.MaxChunks {
 		// Every chunk is in use: fence the open frame's, wait, reuse.
 		f, err := b.dev.Fence()
 		if err != nil {
@@ -208,13 +201,10 @@ func (b *Belt) nextChunk() error {
 			return err
 		}
 	}
-	if k := len(b.free); k > 0 {
-		// Oldest completed first: its mapping is the likeliest to
-		// resolve without waiting.
-		b.cur = b.free[0]
-		copy(b.free, b.free[1:])
-		b.free[k-1] = nil
-		b.free = b.free[:k-1]
+	// Oldest completed first: its mapping is the likeliest to resolve
+	// without waiting.
+	if buf, ok := b.recycled.Take(nil); ok {
+		b.cur = buf
 	} else {
 		buf, err := b.dev.CreateBuffer(device.BufferDesc{Label: b.opts.Label, Size: b.size, Usage: device.MapWrite | device.CopySrc})
 		if err != nil {
@@ -227,38 +217,24 @@ func (b *Belt) nextChunk() error {
 	return nil
 }
 
-// retire puts the open frame's chunks in flight under fence.
+// retire puts the open frame's chunks in flight under fence; an empty
+// current chunk stays the open frame's.
 func (b *Belt) retire(fence uint64) {
-	for i, c := range b.filled {
-		b.inflight = append(b.inflight, chunk{c, fence})
-		b.filled[i] = nil
+	var cur device.Buffer
+	if b.used > 0 {
+		cur, b.cur = b.cur, nil
 	}
-	b.filled = b.filled[:0]
-	if b.cur != nil && b.used > 0 {
-		b.inflight = append(b.inflight, chunk{b.cur, fence})
-		b.cur = nil
+	b.recycled.EndFrame(fence, cur, b.used)
+	if cur != nil {
+		b.used = 0
 	}
 	b.lastFence = max(b.lastFence, fence)
 }
 
 // reclaim polls the device and frees the chunks whose fence completed.
 func (b *Belt) reclaim() error {
-	if b.head == len(b.inflight) {
-		return nil
-	}
-	done, err := b.dev.Completed()
-	if err != nil {
-		return err
-	}
-	for b.head < len(b.inflight) && b.inflight[b.head].fence <= done {
-		b.free = append(b.free, b.inflight[b.head].buf)
-		b.inflight[b.head] = chunk{}
-		b.head++
-	}
-	if b.head == len(b.inflight) {
-		b.inflight, b.head = b.inflight[:0], 0
-	}
-	return nil
+	_, err := b.recycled.Reclaim(b.dev, nil)
+	return err
 }
 
 // EndFrame gives the chunks written since the last EndFrame to the GPU
@@ -283,7 +259,7 @@ func (b *Belt) EndFrame(fence uint64) error {
 func (b *Belt) Stats() Stats {
 	s := b.stats
 	s.Chunks = b.chunks
-	s.InFlightChunks = len(b.inflight) - b.head
+	_, s.InFlightChunks, _ = b.recycled.Len()
 	return s
 }
 
@@ -299,14 +275,6 @@ func (b *Belt) Release() {
 		b.cur.Release()
 		b.cur = nil
 	}
-	for _, c := range b.filled {
-		c.Release()
-	}
-	for _, c := range b.inflight[b.head:] {
-		c.buf.Release()
-	}
-	for _, c := range b.free {
-		c.Release()
-	}
-	b.filled, b.inflight, b.free, b.head, b.chunks = nil, nil, nil, 0, 0
+	b.recycled.Release()
+	b.chunks = 0
 }

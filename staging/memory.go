@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/fenced"
 	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/memory"
 )
@@ -35,15 +36,16 @@ func (b *Belt) Memory() []memory.Buffer {
 	if b.cur != nil {
 		add(b.cur, b.used, "open frame")
 	}
-	for _, c := range b.filled {
-		add(c, b.size, "open frame")
-	}
-	for _, c := range b.inflight[b.head:] {
-		add(c.buf, b.size, fmt.Sprintf("fence %d", c.fence))
-	}
-	for _, c := range b.free {
-		add(c, 0, "")
-	}
+	b.recycled.Each(func(c fenced.Block, st fenced.State) {
+		switch st {
+		case fenced.Open:
+			add(c.Buf, c.Used, "open frame")
+		case fenced.InFlight:
+			add(c.Buf, c.Used, fmt.Sprintf("fence %d", c.Fence))
+		case fenced.Free:
+			add(c.Buf, 0, "")
+		}
+	})
 	return bufs
 }
 
