@@ -30,7 +30,7 @@ func (d *Device) withOOMScope(create func() error) (oom bool, err error) {
 		// popErrorScope rejects only on a scope stack in disorder, or a
 		// lost device.
 		if err == nil {
-			err = errors.New("device is lost: popErrorScope rejected")
+			err = errors.New("device is lost: popErrorScope rejected: " + jsMessage(res))
 		}
 		return false, err
 	}
@@ -39,4 +39,12 @@ func (d *Device) withOOMScope(create func() error) (oom bool, err error) {
 		err = errors.New("Validation Error: " + v.Get("message").String())
 	}
 	return oom, err
+}
+
+// jsMessage returns the message of a JavaScript error, or its text.
+func jsMessage(v js.Value) string {
+	if v.Type() == js.TypeObject && v.Get("message").Type() == js.TypeString {
+		return v.Get("message").String()
+	}
+	return v.String()
 }
