@@ -78,20 +78,28 @@ func (a *Arena) below(x, y uint32) bool {
 // forget keeps the sweep pointers right before allocation id is freed.
 func (a *Arena) forget(id uint32) {
 	sw := &a.sw
-	succ := a.after(id)
+	// The allocation after id, looked up only when needed: most frees
+	// are above the lowest known hole and change no pointer.
+	succ, known := uint32(none), false
+	after := func() uint32 {
+		if !known {
+			succ, known = a.after(id), true
+		}
+		return succ
+	}
 	if sw.cursor == id {
-		sw.cursor = succ
+		sw.cursor = after()
 	}
 	switch {
 	case sw.restart == id:
-		sw.restart = succ
+		sw.restart = after()
 	case (sw.cursor == none || a.below(id, sw.cursor)) && (sw.restart == none || a.below(id, sw.restart)):
 		// A hole behind the pass (or with no pass) and below any known
 		// one. With nothing after it the hole merges into the tail, and
 		// right behind the cursor the running pass closes it: neither
 		// needs a restart.
-		if succ != none && succ != sw.cursor {
-			sw.restart = succ
+		if s := after(); s != none && s != sw.cursor {
+			sw.restart = s
 		}
 	}
 }
