@@ -35,6 +35,9 @@ type fenceState struct {
 	// caught; refused records it.
 	invalid string
 	refused js.Func
+	// pending counts the promises whose settling will call report or
+	// refused; free releases the callbacks only when it is 0.
+	pending int
 }
 
 // fenceJS wires a work-done promise to a Go callback; yieldJS posts a
@@ -49,6 +52,7 @@ var (
 func (f *fenceState) init(*Device) {
 	f.wake = make(chan struct{}, 1)
 	f.report = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		f.pending--
 		fence := uint64(args[0].Float())
 		if !args[1].Bool() {
 			f.failed = true
@@ -58,6 +62,7 @@ func (f *fenceState) init(*Device) {
 		return nil
 	})
 	f.refused = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		f.pending--
 		if e := args[0]; e.Truthy() && f.invalid == "" {
 			f.invalid = e.Get("message").String()
 		}
@@ -75,6 +80,7 @@ func (f *fenceState) init(*Device) {
 // watch asks the queue to report fence once everything submitted so far
 // has finished.
 func (f *fenceState) watch(d *Device, fence uint64) {
+	f.pending++
 	fenceJS.Invoke(jsOf(d.queue), float64(fence), f.report)
 }
 
@@ -82,9 +88,15 @@ func (f *fenceState) watch(d *Device, fence uint64) {
 // one was rejected.
 func (f *fenceState) signalled() (fence uint64, failed bool) { return f.settled, f.failed }
 
-// free releases the callbacks. Release calls it only once no promise can
-// settle (after waitIdle, or never for a lost device).
+// free releases the callbacks once no promise can call them: after
+// waitIdle every work-done promise has settled, but a submission's error
+// scope may still be popping, and calling a released js.Func panics. With
+// promises pending the callbacks are left to the garbage collector with
+// the page.
 func (f *fenceState) free() {
+	if f.pending != 0 {
+		return
+	}
 	f.report.Release()
 	f.refused.Release()
 	f.woke.Release()
@@ -109,7 +121,7 @@ func (d *Device) waitIdle() {
 // submitJS submits command buffers inside a validation error scope and
 // hands the scope's result (a GPUError or null) to refused when it pops.
 var submitJS = js.Global().Get("Function").New("device", "queue", "cbs", "refused",
-	`device.pushErrorScope("validation"); queue.submit(cbs); device.popErrorScope().then(refused, () => {});`)
+	`device.pushErrorScope("validation"); queue.submit(cbs); device.popErrorScope().then(refused, () => refused(null));`)
 
 // submit submits cbs to the queue. The browser validates a submission on
 // its own time and reports a refused one to an error scope: submit wraps
@@ -121,6 +133,7 @@ func (d *Device) submit(cbs ...*wgpu.CommandBuffer) {
 	for i, cb := range cbs {
 		arr[i] = jsOf(cb)
 	}
+	d.fences.pending++
 	submitJS.Invoke(jsOf(d.dev), jsOf(d.queue), arr, d.fences.refused)
 }
 

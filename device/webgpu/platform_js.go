@@ -186,3 +186,8 @@ func (d *Device) writeQueueLayer(t *wgpu.Texture, layer, mip, w, h, bytesPerRow 
 // Patch, GenerateMips and CheckGuards bind each buffer once and run as
 // compute shaders there too.
 const computeMoves = false
+
+// releaseDevice destroys a device New created: the binding's js Release
+// does nothing, and a page that opens many devices (a test binary) would
+// otherwise keep every one until the garbage collector finds it.
+func releaseDevice(dev *wgpu.Device) { jsOf(dev).Call("destroy") }

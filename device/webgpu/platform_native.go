@@ -69,3 +69,6 @@ func (d *Device) writeQueueLayer(t *wgpu.Texture, layer, mip, w, h, bytesPerRow 
 // wgpu-native lets a dispatch bind one buffer twice as writable storage
 // (the move kernels' source and destination windows).
 const computeMoves = true
+
+// releaseDevice releases a device New created.
+func releaseDevice(dev *wgpu.Device) { dev.Release() }

@@ -450,7 +450,7 @@ func (d *Device) Release() {
 	d.released = true
 	d.queue.Release()
 	if d.own != nil {
-		d.dev.Release()
+		releaseDevice(d.dev)
 		d.own.adapter.Release()
 		d.own.instance.Release()
 		d.fences.free()

@@ -15,13 +15,18 @@ import (
 //   - Reading: any file or directory under the served root (the parent of
 //     the module's root, so tests read their testdata and a checkout's
 //     siblings), fetched from this server, read-only.
-//   - Writing: an in-memory tree under /tmp (os.TempDir in a browser), so
-//     t.TempDir, os.CreateTemp and the testing package's example output
-//     capture work. It lives as long as the page.
+//   - Writing: an in-memory tree under memTmp, the program's TMPDIR (so
+//     its os.TempDir), so t.TempDir, os.CreateTemp and the testing
+//     package's example output capture work. It lives as long as the page.
+//     memTmp is a name no real directory has, so a checkout under /tmp
+//     still reads from disk.
 //   - Standard output and error go back to the runner in order.
 
 //go:embed fs.js
 var fsJS string
+
+// memTmp is the root of the program's in-memory tree, and its TMPDIR.
+const memTmp = "/wasmbrowser-tmp"
 
 // root is the directory the page may read under: the parent of the
 // directory holding go.mod above the working directory, or the working

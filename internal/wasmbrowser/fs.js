@@ -1,6 +1,6 @@
 // The program's file system and process for Go's js/wasm port (see fs.go):
 // files under the served root read through the runner, an in-memory tree
-// under /tmp for writing, standard output and error sent to the runner.
+// under config.tmp (the program's TMPDIR) for writing, standard output and error sent to the runner.
 // config (args, env, cwd) is defined before this script.
 "use strict";
 (() => {
@@ -31,8 +31,9 @@
 	// mem holds the writable tree: path -> {dir, data, size, mode, mtimeMs}.
 	const mem = new Map();
 	const now = () => Date.now();
-	mem.set("/tmp", {dir: true, mode: 0o777, mtimeMs: now()});
-	const inMem = (p) => p === "/tmp" || p.startsWith("/tmp/");
+	const tmp = config.tmp;
+	mem.set(tmp, {dir: true, mode: 0o777, mtimeMs: now()});
+	const inMem = (p) => p === tmp || p.startsWith(tmp + "/");
 
 	const stats = (e) => ({
 		dev: 0, ino: 0, nlink: 1, uid: 0, gid: 0, rdev: 0, blksize: 4096,
@@ -170,7 +171,7 @@
 		},
 		rmdir(path, cb) {
 			const p = clean(path), e = mem.get(p);
-			if (!inMem(p) || p === "/tmp") { cb(err("EROFS")); return; }
+			if (!inMem(p) || p === tmp) { cb(err("EROFS")); return; }
 			if (!e) { cb(err("ENOENT")); return; }
 			if (!e.dir) { cb(err("ENOTDIR")); return; }
 			for (const k of mem.keys()) if (parent(k) === p) { cb(err("ENOTEMPTY")); return; }

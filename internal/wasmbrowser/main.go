@@ -18,7 +18,7 @@
 // of the environment only CI and the variables whose names start with
 // GPUMEM_ or GODEBUG (a browser page has no environment of its own). Its
 // working directory is wasmbrowser's; it reads files under the parent of
-// the module's root and writes under /tmp, in memory (see fs.go). The
+// the module's root and writes under its TMPDIR, in memory (see fs.go). The
 // page defines
 // globalThis.wasm = {instance}, as github.com/oliverbestmann/webgpu's
 // queue writes expect of a page.
@@ -210,6 +210,7 @@ func env(environ []string) map[string]string {
 			m[k] = v
 		}
 	}
+	m["TMPDIR"] = memTmp
 	return m
 }
 
@@ -248,7 +249,8 @@ func newSession(name string, args []string, env map[string]string, wasm, execJS 
 		Args []string          `json:"args"`
 		Env  map[string]string `json:"env"`
 		Cwd  string            `json:"cwd"`
-	}{append([]string{name}, args...), env, filepath.ToSlash(cwd)})
+		Tmp  string            `json:"tmp"`
+	}{append([]string{name}, args...), env, filepath.ToSlash(cwd), memTmp})
 	return &session{
 		root: root(),
 		name: name, config: config, wasm: wasm, execJS: execJS,
