@@ -228,6 +228,8 @@ type session struct {
 	config  []byte
 	wasm    []byte
 	execJS  []byte
+	stdout  io.Writer // where the program's standard output goes
+	stderr  io.Writer
 	exit    chan int
 	failed  chan string
 	mu      sync.Mutex
@@ -252,7 +254,7 @@ func newSession(name string, args []string, env map[string]string, wasm, execJS 
 		Tmp  string            `json:"tmp"`
 	}{append([]string{name}, args...), env, filepath.ToSlash(cwd), memTmp})
 	return &session{
-		root: root(),
+		root: root(), stdout: os.Stdout, stderr: os.Stderr,
 		name: name, config: config, wasm: wasm, execJS: execJS,
 		exit: make(chan int, 1), failed: make(chan string, 1),
 		waiting: map[int]output{}, last: -1,
@@ -322,9 +324,9 @@ func (s *session) write(seq int, o output) {
 		delete(s.waiting, s.next)
 		s.next++
 		if o.fd == 2 {
-			os.Stderr.Write(o.data)
+			s.stderr.Write(o.data)
 		} else {
-			os.Stdout.Write(o.data)
+			s.stdout.Write(o.data)
 		}
 	}
 	s.finish()
