@@ -30,26 +30,52 @@ type Options struct {
 	OnPressure func(Usage)
 }
 
-// Usage is a snapshot of a Budget.
+// Usage is a snapshot of a Budget. The JSON keys are package inspect's
+// dump schema (a dump shows its program's budget).
 type Usage struct {
-	Limit    uint64 // Options.Bytes
-	Pressure uint64 // the pressure level
-	Bytes    uint64 // held by every account's live objects
-	Peak     uint64 // the most Bytes has been
-	Accounts []AccountUsage
+	Limit    uint64         `json:"limit_bytes"`    // Options.Bytes
+	Pressure uint64         `json:"pressure_bytes"` // the pressure level
+	Bytes    uint64         `json:"bytes"`          // held by every account's live objects
+	Peak     uint64         `json:"peak_bytes"`     // the most Bytes has been
+	Accounts []AccountUsage `json:"accounts"`
 	// Refusals counts creations refused with ErrOverBudget; Reclaims the
 	// times reclaimers were asked for memory, and Reclaimed the bytes
 	// they gave back then.
-	Refusals, Reclaims int
-	Reclaimed          uint64
+	Refusals  int    `json:"refusals"`
+	Reclaims  int    `json:"reclaims"`
+	Reclaimed uint64 `json:"reclaimed_bytes"`
 }
 
 // AccountUsage is one account's part of a Usage.
 type AccountUsage struct {
-	Name     string
-	Bytes    uint64 // held by its live buffers and textures
-	Buffers  int    // live buffers
-	Textures int    // live textures
+	Name     string `json:"name"`
+	Bytes    uint64 `json:"bytes"`    // held by its live buffers and textures
+	Buffers  int    `json:"buffers"`  // live buffers
+	Textures int    `json:"textures"` // live textures
+}
+
+// Check reports whether u is consistent: its accounts' bytes add up to
+// Bytes, which is at most Limit and Peak, and the pressure level is at
+// most the limit. For readers of dumps, which may come from anywhere.
+func (u *Usage) Check() error {
+	var sum uint64
+	for _, a := range u.Accounts {
+		if sum += a.Bytes; sum < a.Bytes {
+			return fmt.Errorf("budget: accounts' bytes overflow")
+		}
+		if a.Buffers < 0 || a.Textures < 0 {
+			return fmt.Errorf("budget: account %q: negative counts", a.Name)
+		}
+	}
+	switch {
+	case sum != u.Bytes:
+		return fmt.Errorf("budget: accounts hold %d bytes, usage says %d", sum, u.Bytes)
+	case u.Bytes > u.Limit || u.Bytes > u.Peak || u.Pressure > u.Limit:
+		return fmt.Errorf("budget: %d bytes, peak %d, pressure %d, limit %d", u.Bytes, u.Peak, u.Pressure, u.Limit)
+	case u.Refusals < 0 || u.Reclaims < 0:
+		return fmt.Errorf("budget: negative counts")
+	}
+	return nil
 }
 
 // Reclaimer gives memory back: it releases buffers or textures its

@@ -3,6 +3,7 @@ package inspect
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gpumem/gpumem/budget"
 	"io"
 
 	"github.com/gpumem/gpumem/memory"
@@ -26,6 +27,10 @@ type Dump struct {
 	Label   string   `json:"label,omitempty"`
 	Buffers []Buffer `json:"buffers"`
 	Totals  Stats    `json:"totals"`
+	// Budget, when the program keeps its managers under one (package
+	// budget), is its usage at the dump's moment: set it from
+	// budget.Budget.Usage.
+	Budget *budget.Usage `json:"budget,omitempty"`
 }
 
 // New returns a dump of buffers, with its version set and totals summed.
@@ -75,7 +80,35 @@ func (d *Dump) Check() error {
 			return fmt.Errorf("%w: buffer %d (%q): %v", ErrInvalidDump, i, b.Name, err)
 		}
 	}
+	if d.Budget != nil {
+		if len(d.Budget.Accounts) > MaxBuffers {
+			return fmt.Errorf("%w: %d budget accounts, at most %d", ErrInvalidDump, len(d.Budget.Accounts), MaxBuffers)
+		}
+		if err := d.Budget.Check(); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidDump, err)
+		}
+	}
 	return nil
+}
+
+// BudgetLine says the dump's budget in one sentence: usage against the
+// limit, the peak, each account and what was refused and reclaimed; ""
+// without a budget.
+func (d *Dump) BudgetLine() string {
+	u := d.Budget
+	if u == nil {
+		return ""
+	}
+	s := fmt.Sprintf("Budget: %s of %s in use (%.0f%%), peak %s, pressure from %s", FormatBytes(u.Bytes), FormatBytes(u.Limit),
+		100*float64(u.Bytes)/float64(max(u.Limit, 1)), FormatBytes(u.Peak), FormatBytes(u.Pressure))
+	for i, a := range u.Accounts {
+		sep := "; "
+		if i > 0 {
+			sep = ", "
+		}
+		s += fmt.Sprintf("%s%s %s", sep, a.Name, FormatBytes(a.Bytes))
+	}
+	return s + fmt.Sprintf("; %d requests refused, %d reclaims gave back %s.", u.Refusals, u.Reclaims, FormatBytes(u.Reclaimed))
 }
 
 // WriteJSON writes d as indented JSON. It does not check d.

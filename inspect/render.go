@@ -282,6 +282,7 @@ var mapPage = template.Must(template.New("map").Parse(`<!DOCTYPE html>
 <body>
 <h1>gpumem memory map{{with .D.Label}} - {{.}}{{end}}</h1>
 <p class="muted">Device: {{.D.Device}}. Hover over a region for its owner, offset and size.</p>
+{{with .D.BudgetLine}}<p class="budget">{{.}}</p>{{end}}
 {{.SVG}}
 {{.Table}}
 </body>
