@@ -123,7 +123,7 @@ func NewRenderer(dev *webgpu.Device, format wgpu.TextureFormat, seed uint64) (_ 
 	if r.meshes, err = mesh.New(dev, mesh.Options{Label: "scene", MinSlabBytes: minSlabBytes, Belt: r.belt}); err != nil {
 		return nil, err
 	}
-	if r.textures, err = bindless.New[int](dev, bindless.Options{Label: "scene", LayersPerPage: LayersPerPage, MaxPages: MaxPages}); err != nil {
+	if r.textures, err = bindless.New[int](dev, bindless.Options{Label: "scene/", LayersPerPage: LayersPerPage, MaxPages: MaxPages}); err != nil {
 		return nil, err
 	}
 	// The ring holds a uniform and a storage array each frame, so its
