@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/invariant"
 	"slices"
 )
 
@@ -255,6 +256,26 @@ func NewBuffer(name, kind string, capacityBytes uint64, used []Region) (Buffer, 
 	}
 	b.Measure()
 	return b, nil
+}
+
+// Block returns a buffer of capacityBytes bytes whose first used bytes
+// are one live region of region's Kind and Name (no region when used is
+// 0), with usage: how a holder of whole blocks that it fills from the
+// start (a pool's buffers, a ring's frame blocks, a belt's chunks) shows
+// one. used above capacityBytes is the holder's bug: Block panics
+// (internal/invariant).
+func Block(name, kind string, capacityBytes, used uint64, region Region, usage string) Buffer {
+	var regs []Region
+	if used > 0 {
+		region.Offset, region.Size = 0, used
+		regs = []Region{region}
+	}
+	b, err := NewBuffer(name, kind, capacityBytes, regs)
+	if err != nil {
+		invariant.Broken("memory", "block %q of %d bytes, %d used: %v", name, capacityBytes, used, err)
+	}
+	b.Usage = usage
+	return b
 }
 
 // WithHistory returns b with the history counters of h (growths, moves,

@@ -3,7 +3,6 @@ package pool
 import (
 	"fmt"
 
-	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/memory"
 )
 
@@ -18,16 +17,12 @@ func (p *Pool) Memory() []memory.Buffer {
 	}
 	var bufs []memory.Buffer
 	add := func(e *entry, leased bool) {
-		var regs []memory.Region
+		used := uint64(0)
 		if leased {
-			regs = []memory.Region{{Size: e.size, Kind: "pool", Name: "leased"}}
+			used = e.size
 		}
-		b, err := memory.NewBuffer(fmt.Sprintf("%s #%d", p.opts.Label, e.id), "pool", e.size, regs)
-		if err != nil {
-			invariant.Broken("pool", "buffer of %d bytes: %v", e.size, err)
-		}
-		b.Usage = e.uc.usage.String()
-		bufs = append(bufs, b)
+		bufs = append(bufs, memory.Block(fmt.Sprintf("%s #%d", p.opts.Label, e.id), "pool", e.size, used,
+			memory.Region{Kind: "pool", Name: "leased"}, e.uc.usage.String()))
 	}
 	for e := p.leased; e != nil; e = e.next {
 		add(e, true)

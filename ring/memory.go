@@ -78,16 +78,8 @@ func (a *Frame) Memory() []memory.Buffer {
 	}
 	var bufs []memory.Buffer
 	add := func(buf device.Buffer, used uint64, name string) {
-		var regs []memory.Region
-		if used > 0 {
-			regs = []memory.Region{{Size: used, Kind: "ring", Name: name}}
-		}
-		b, err := memory.NewBuffer(fmt.Sprintf("%s block %d", a.opts.Label, len(bufs)+1), "ring frame", buf.Size(), regs)
-		if err != nil {
-			invariant.Broken("ring", "a block's bytes: %v", err)
-		}
-		b.Usage = a.opts.Usage.String()
-		bufs = append(bufs, b)
+		bufs = append(bufs, memory.Block(fmt.Sprintf("%s block %d", a.opts.Label, len(bufs)+1), "ring frame", buf.Size(), used,
+			memory.Region{Kind: "ring", Name: name}, a.opts.Usage.String()))
 	}
 	// The open frame's blocks: the earlier ones, then the current one.
 	a.recycled.Each(func(b fenced.Block, st fenced.State) {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/fenced"
-	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/memory"
 )
 
@@ -22,16 +21,8 @@ func (b *Belt) Memory() []memory.Buffer {
 	}
 	var bufs []memory.Buffer
 	add := func(buf device.Buffer, used uint64, name string) {
-		var regs []memory.Region
-		if used > 0 {
-			regs = []memory.Region{{Size: used, Kind: "staging", Name: name}}
-		}
-		m, err := memory.NewBuffer(fmt.Sprintf("%s #%d", b.opts.Label, len(bufs)), "staging", b.size, regs)
-		if err != nil {
-			invariant.Broken("staging", "chunk of %d bytes: %v", b.size, err)
-		}
-		m.Usage = buf.Desc().Usage.String()
-		bufs = append(bufs, m)
+		bufs = append(bufs, memory.Block(fmt.Sprintf("%s #%d", b.opts.Label, len(bufs)), "staging", b.size, used,
+			memory.Region{Kind: "staging", Name: name}, buf.Desc().Usage.String()))
 	}
 	if b.cur != nil {
 		add(b.cur, b.used, "open frame")
