@@ -219,7 +219,7 @@ func (a *Account) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 	if a.released {
 		return nil, fmt.Errorf("budget: account %q: CreateBuffer: %w", a.name, device.ErrReleased)
 	}
-	if err := checkBuffer(a.Limits(), desc); err != nil {
+	if err := desc.Validate(a.Limits()); err != nil {
 		return a.Device.CreateBuffer(desc) // the device says what is wrong
 	}
 	if err := a.b.reserve(a, desc.Size, "buffer "+quote(desc.Label)); err != nil {
@@ -274,14 +274,6 @@ func (a *Account) Release() { a.released = true }
 func TextureBytes(desc device.TextureDesc) uint64 {
 	d := desc.Normalize()
 	return d.LayerBytes() * uint64(d.Layers) * uint64(max(d.Samples, 1))
-}
-
-// checkBuffer reports whether the device would refuse desc as invalid.
-func checkBuffer(l device.Limits, desc device.BufferDesc) error {
-	if desc.Size == 0 || desc.Size%device.CopyAlignment != 0 || desc.Size > l.MaxBufferSize {
-		return device.ErrInvalidDescriptor
-	}
-	return desc.Usage.Validate()
 }
 
 func quote(label string) string { return fmt.Sprintf("%q", label) }
