@@ -354,10 +354,30 @@ const page = `<!doctype html>
 <script>
 (async () => {
 	const fail = (msg) => fetch("/fail", {method: "POST", body: String(msg)});
-	window.addEventListener("error", (e) => fail("uncaught: " + (e.error && e.error.stack || e.message)));
-	window.addEventListener("unhandledrejection", (e) => fail("unhandled rejection: " + (e.reason && e.reason.stack || e.reason)));
+	// A callback the program left pending (a promise of the browser's
+	// WebGPU it did not wait for) may fire after the program exited;
+	// wasm_exec then throws. The program's output and exit code are
+	// final by then, so that error is not the program's failure.
+	let go = null;
+	const late = (msg) => go && go.exited && String(msg).includes("Go program has already exited");
+	window.addEventListener("error", (e) => {
+		const msg = e.error && e.error.stack || e.message;
+		if (late(msg)) {
+			e.preventDefault();
+			return;
+		}
+		fail("uncaught: " + msg);
+	});
+	window.addEventListener("unhandledrejection", (e) => {
+		const msg = e.reason && e.reason.stack || e.reason;
+		if (late(msg)) {
+			e.preventDefault();
+			return;
+		}
+		fail("unhandled rejection: " + msg);
+	});
 	try {
-		const go = new Go();
+		go = new Go();
 		go.argv = config.args;
 		go.env = config.env;
 		let code = 0;
