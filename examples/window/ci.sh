@@ -58,7 +58,7 @@ echo "== run examples/window on $DISPLAY: $frames frames, then a screenshot"
 start=$SECONDS
 "$work/window" -frames "$frames" -size "$size" -hold 5s >"$work/window.log" 2>&1 &
 win=$!
-until grep -q "^rendered $frames frames" "$work/window.log"; do
+until grep -qs "^rendered $frames frames" "$work/window.log"; do
 	kill -0 "$win" 2>/dev/null || fail "the window exited before its last frame"
 	((SECONDS - start < 240)) || fail "no last frame after 240 s"
 	sleep 0.1
