@@ -17,8 +17,9 @@
 // Update rewrites the layer's texels, never moves it. Unregister frees
 // the layer and a later Register reuses it (most recently freed first);
 // a page is added only when every layer of its bucket is taken, and
-// Version changes exactly then, so a bind group built at one version is
-// valid while Version stays.
+// Version changes exactly when the pages do (one added, recreated or
+// released), so a bind group built at one version is valid while Version
+// stays.
 //
 // Textures are registered by a source id of the caller's (a path, an
 // asset id): Register with an id that is registered already returns its
@@ -29,12 +30,26 @@
 // 255, 255) at handle 0, Black (0, 0, 0, 255) and FlatNormal (128, 128,
 // 255, 255), a tangent-space normal that perturbs nothing.
 //
+// # Giving memory back
+//
+// Pages are never released by Unregister: a page whose textures all
+// unloaded keeps its memory for the next ones. Shrink releases the
+// texture of every page that holds no texture in use and returns the
+// bytes, for a budget's reclaimer (package budget) or a level change. A
+// released page is vacant: it keeps its index, since indices are binding
+// slots and handles, and holds no texture (nil in Pages, absent from
+// Memory, counted in Stats().Vacant) until a registration of its bucket
+// needs a page again, which recreates it at the same index before adding
+// any. Vacant pages at the end of the list are dropped (NumPages falls).
+// Stats().PagesReleased and BytesReleased count what Shrink gave back.
+//
 // # Limits
 //
 // Handles have 16 bits of page and 16 of layer: LayersPerPage is at most
 // the device's MaxArrayLayers (and 65536), the page count at most
 // Options.MaxPages (and 65536), each bucket's at most
-// Options.MaxPagesPerBucket. A registration that needs a page beyond those
+// Options.MaxPagesPerBucket (vacant pages count: they keep their slots). A
+// registration that needs a page beyond those
 // returns ErrFull; it never panics. Multisampled buckets hold one layer per
 // page (WebGPU allows no more).
 //
@@ -44,6 +59,8 @@
 //     alone; Source(Handle(id)) is id.
 //   - A bucket's layers are each registered, a default, or on its free
 //     list, or not yet used (only in its last page).
+//   - A vacant page holds no layer; the last page is never vacant, and
+//     page 0 (the defaults') never is.
 //   - A failed call changes nothing the caller can see: no handle, no page,
 //     no version.
 //

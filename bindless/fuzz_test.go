@@ -3,6 +3,7 @@ package bindless_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/gpumem/gpumem/bindless"
@@ -29,6 +30,12 @@ var fuzzKeys = []bindless.Key{
 //	5:   refuse the next page creation, then register
 //	6:   register a copy of another device's texture: it fails, and Stats
 //	     are exactly as before
+//	7:   Shrink: exactly the pages with no texture in use lose their
+//	     textures, the bytes returned are theirs, trailing vacant pages
+//	     are dropped, and every other page keeps its texture
+//
+// After every command Version has changed exactly when Pages has, and
+// NumPages has fallen only at a Shrink.
 func runRegistry(data []byte) error {
 	dev, err := host.New(host.Options{})
 	if err != nil {
@@ -48,10 +55,10 @@ func runRegistry(data []byte) error {
 	defer other.Release()
 	foreign := map[bindless.Key]device.Texture{}
 	for i := 0; i+1 < len(data); i += 2 {
-		op, arg := data[i]%7, data[i+1]
+		op, arg := data[i]%8, data[i+1]
 		id := fmt.Sprint(arg % 16)
 		key := fuzzKeys[int(arg/16)%len(fuzzKeys)]
-		pages, version := r.NumPages(), r.Version()
+		pages, version := r.Pages(), r.Version()
 		var err error
 		switch op {
 		case 0, 1, 2, 5:
@@ -96,6 +103,8 @@ func runRegistry(data []byte) error {
 			if after := r.Stats(); after != before {
 				return fmt.Errorf("command %d: a failed RegisterCopy changed Stats: %+v, then %+v", i, before, after)
 			}
+		case 7:
+			err = m.shrink()
 		case 4:
 			if _, had := m.want[id]; had {
 				err = m.update(id, i)
@@ -106,8 +115,8 @@ func runRegistry(data []byte) error {
 		if err != nil {
 			return fmt.Errorf("command %d (op %d, id %s, key %v): %w", i, op, id, key, err)
 		}
-		if (r.NumPages() != pages) != (r.Version() != version) || r.NumPages() < pages {
-			return fmt.Errorf("command %d: pages %d -> %d, version %d -> %d", i, pages, r.NumPages(), version, r.Version())
+		if now := r.Pages(); !slices.Equal(now, pages) != (r.Version() != version) || (len(now) < len(pages) && op != 7) {
+			return fmt.Errorf("command %d (op %d): pages %v -> %v, version %d -> %d", i, op, pages, now, version, r.Version())
 		}
 		if err := m.verify(); err != nil {
 			return fmt.Errorf("command %d (op %d, id %s): %w", i, op, id, err)
@@ -123,6 +132,11 @@ func FuzzRegistry(f *testing.F) {
 		{0, 64, 0, 65, 4, 64, 3, 64, 0, 80, 0, 48, 0, 49, 0, 50, 0, 51},
 		{5, 0, 5, 16, 0, 0, 1, 16},
 		{0, 0, 6, 1, 6, 2, 3, 0, 6, 3, 0, 4, 0, 5, 6, 6},
+		// Three pages of rgba4, the middle one emptied and released, then
+		// recreated at its index (once refused first); all emptied, the
+		// trailing ones dropped.
+		{0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8, 3, 3, 3, 4, 3, 5, 7, 0,
+			5, 9, 0, 9, 0, 10, 0, 11, 7, 0, 3, 0, 3, 1, 3, 2, 3, 6, 3, 7, 3, 8, 3, 9, 3, 10, 3, 11, 7, 0, 0, 12},
 	} {
 		f.Add(s)
 	}

@@ -62,40 +62,59 @@ func (r *Registry[K]) page(h Handle) *page[K] {
 // Len returns the number of registered textures, defaults not counted.
 func (r *Registry[K]) Len() int { return len(r.bySource) }
 
-// Version returns the layout version: it changes exactly when a page is
-// added. Rebuild bind groups when it differs from the one they were built
-// at.
+// Version returns the layout version: it changes exactly when Pages
+// would return something else: a page added or recreated (a registration),
+// pages released (Shrink). Rebuild bind groups when it differs from the
+// one they were built at.
 func (r *Registry[K]) Version() uint64 { return r.version }
 
-// NumPages returns the number of pages over all buckets.
+// NumPages returns the number of pages over all buckets, vacant ones
+// (Shrink) included: the binding slots in use, one past the highest
+// index.
 func (r *Registry[K]) NumPages() int { return len(r.pages) }
 
 // Pages returns the page textures in global index order: bind page i at
-// slot i. The slice is new (one allocation); the textures stay owned by
-// the registry and valid until Release.
+// slot i. A vacant page (Shrink released its texture) is nil: no handle
+// names it, so bind any page there; page 0 is never vacant. The slice is
+// new (one allocation); the textures stay owned by the registry and valid
+// until Shrink releases them or Release (Version says when).
 func (r *Registry[K]) Pages() []device.Texture {
 	out := make([]device.Texture, len(r.pages))
 	for i, p := range r.pages {
-		out[i] = p.tex
+		if p.tex != nil {
+			out[i] = p.tex
+		}
 	}
 	return out
 }
 
-// Stats is a snapshot of a registry's occupancy.
+// Stats is a snapshot of a registry's occupancy, and its history of
+// releases.
 type Stats struct {
 	Buckets    int
-	Pages      int
-	Layers     int // layers of every page
+	Pages      int // pages, vacant ones included: NumPages
+	Vacant     int // pages whose texture Shrink released, not recreated yet
+	Layers     int // layers of every page with a texture
 	Registered int // layers owned by ids
 	Builtin    int // default textures
 	FreeLayers int // layers freed and waiting for reuse
 	Version    uint64
+	// PagesReleased counts the page textures Shrink released, and
+	// BytesReleased their bytes (as Shrink returns them), over the
+	// registry's life.
+	PagesReleased uint64
+	BytesReleased uint64
 }
 
 // Stats counts the registry's buckets, pages and layers. O(pages).
 func (r *Registry[K]) Stats() Stats {
-	s := Stats{Buckets: len(r.buckets), Pages: len(r.pages), Registered: len(r.bySource), Builtin: len(r.builtin), Version: r.version}
+	s := Stats{Buckets: len(r.buckets), Pages: len(r.pages), Registered: len(r.bySource), Builtin: len(r.builtin), Version: r.version,
+		PagesReleased: r.pagesReleased, BytesReleased: r.bytesReleased}
 	for _, p := range r.pages {
+		if p.tex == nil {
+			s.Vacant++
+			continue
+		}
 		s.Layers += len(p.state)
 	}
 	for _, b := range r.buckets {
@@ -112,7 +131,9 @@ func (r *Registry[K]) Release() {
 		return
 	}
 	for _, p := range r.pages {
-		p.tex.Release()
+		if p.tex != nil {
+			p.tex.Release()
+		}
 	}
 	r.pages = nil
 	r.buckets = map[Key]*bucket{}
@@ -128,8 +149,22 @@ func (r *Registry[K]) check() error {
 	}
 	seen := 0
 	for key, b := range r.buckets {
-		if b.key != key || len(b.pages) == 0 {
-			return fmt.Errorf("bucket %v: key %v, %d pages", key, b.key, len(b.pages))
+		if b.key != key || len(b.pages)+len(b.vacant) == 0 {
+			return fmt.Errorf("bucket %v: key %v, %d pages, %d vacant", key, b.key, len(b.pages), len(b.vacant))
+		}
+		for _, gi := range b.vacant {
+			if gi >= len(r.pages) || r.pages[gi].b != b || r.pages[gi].tex != nil || !r.pages[gi].empty() {
+				return fmt.Errorf("bucket %v: vacant page %d is not a vacant page of it", key, gi)
+			}
+			for l, st := range r.pages[gi].state {
+				if st != layerUnused {
+					return fmt.Errorf("vacant page %d layer %d: state %d", gi, l, st)
+				}
+			}
+			seen++
+		}
+		if n := len(r.pages); n > 0 && r.pages[n-1].tex == nil {
+			return fmt.Errorf("page %d, the last, is vacant", n-1)
 		}
 		if b.next > b.layers {
 			return fmt.Errorf("bucket %v: next %d of %d", key, b.next, b.layers)
@@ -144,8 +179,8 @@ func (r *Registry[K]) check() error {
 		}
 		for i, gi := range b.pages {
 			p := r.pages[gi]
-			if p.b != b || uint32(len(p.state)) != b.layers {
-				return fmt.Errorf("bucket %v: page %d belongs to %v, %d layers", key, gi, p.b.key, len(p.state))
+			if p.tex == nil || p.b != b || uint32(len(p.state)) != b.layers {
+				return fmt.Errorf("bucket %v: page %d belongs to %v, %d layers, texture %v", key, gi, p.b.key, len(p.state), p.tex)
 			}
 			if d := p.tex.Desc(); KeyOf(d) != key || d.Layers != b.layers {
 				return fmt.Errorf("page %d: texture %+v for bucket %v", gi, d, key)

@@ -16,13 +16,19 @@ var builtinNames = [3]string{"white (default)", "black (default)", "flat normal 
 // "bindless page", Layers layers of ElemBytes bytes, named by its label),
 // with a region of kind "texture" per layer in use, named by its source
 // id (fmt's %v) or, for a default texture, "white (default)" and so on.
-// Free layers are free regions. O(layers); it allocates the snapshot.
+// Free layers are free regions. A vacant page (Shrink released its
+// texture) holds no memory and has no buffer here: its index is missing
+// from the labels ("bindless page 3 (...)"), as it is nil in Pages.
+// O(layers); it allocates the snapshot.
 func (r *Registry[K]) Memory() []memory.Buffer {
 	if r.released {
 		return nil
 	}
 	bufs := make([]memory.Buffer, 0, len(r.pages))
 	for i, p := range r.pages {
+		if p.tex == nil {
+			continue
+		}
 		d := p.tex.Desc()
 		lb := d.LayerBytes()
 		var used []memory.Region

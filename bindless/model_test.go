@@ -72,6 +72,51 @@ func (m *model) unregister(id string) error {
 	return nil
 }
 
+// shrink calls Shrink and checks it against the model: the pages with no
+// texture in use (page 0 holds the defaults) lose their textures and
+// their bytes are returned; the others keep theirs; vacant pages at the
+// end are dropped; Stats count the release.
+func (m *model) shrink() error {
+	before, st := m.r.Pages(), m.r.Stats()
+	inUse := map[int]bool{0: true}
+	for _, e := range m.want {
+		inUse[e.h.Page()] = true
+	}
+	var want uint64
+	last := 0
+	for i, p := range before {
+		switch {
+		case p == nil:
+		case inUse[i]:
+			last = i
+		default:
+			d := p.Desc()
+			want += d.LayerBytes() * uint64(d.Layers) * uint64(d.Samples)
+		}
+	}
+	freed, err := m.r.Shrink()
+	if err != nil {
+		return err
+	}
+	if freed != want {
+		return fmt.Errorf("Shrink freed %d bytes, the empty pages held %d", freed, want)
+	}
+	after := m.r.Pages()
+	if len(after) != last+1 {
+		return fmt.Errorf("after Shrink %d pages, the last in use is %d", len(after), last)
+	}
+	for i, p := range after {
+		if inUse[i] != (p != nil) || (p != nil && p != before[i]) {
+			return fmt.Errorf("after Shrink page %d is %v (was %v), in use %v", i, p, before[i], inUse[i])
+		}
+	}
+	now := m.r.Stats()
+	if now.BytesReleased != st.BytesReleased+freed || (freed > 0) != (now.PagesReleased > st.PagesReleased) {
+		return fmt.Errorf("Stats after Shrink freed %d: %+v, before %+v", freed, now, st)
+	}
+	return nil
+}
+
 // verify checks the registry's invariants, every id's handle, source and
 // texels, and the default textures.
 func (m *model) verify() error {
@@ -80,6 +125,10 @@ func (m *model) verify() error {
 	}
 	if m.r.Len() != len(m.want) {
 		return fmt.Errorf("Len %d, want %d", m.r.Len(), len(m.want))
+	}
+	st := m.r.Stats()
+	if n := len(m.r.Memory()); n != st.Pages-st.Vacant || st.Pages != m.r.NumPages() {
+		return fmt.Errorf("Memory shows %d pages, Stats %+v, NumPages %d", n, st, m.r.NumPages())
 	}
 	handles := map[bindless.Handle]string{}
 	for id, e := range m.want {

@@ -1,21 +1,29 @@
 package bindless
 
-// Layout. A Registry holds buckets (one per Key) and pages (one 2D-array
-// texture each, in global index order). A layer of a page is in one of
-// four states:
+// Layout. A Registry holds buckets (one per Key) and pages (slots in
+// global index order, each a 2D-array texture or vacant). A page is live
+// (it has a texture) or vacant (Shrink released its texture; the slot
+// keeps its index and its bucket, and holds no layer). A bucket lists its
+// live pages in pages, in the order they were created or recreated, and
+// its vacant ones in vacant. A layer of a live page is in one of four
+// states; every layer of a vacant page is unused:
 //
 //	unused      never handed out: layers next..layers-1 of a bucket's
-//	            last page, and only there
+//	            last live page, and only there
 //	free        handed out once and given back: on the bucket's free list
 //	registered  owned by a source id: owner[layer] is the id, and
 //	            bySource[id] is the layer's handle
 //	builtin     one of the default textures
 //
 // Allocating a layer takes the free list's last entry, else the next
-// unused layer, else a new page (the only step that changes Version).
-// Lookups go through two direct indexes: bySource maps an id to its
-// handle; pages[h.Page()].owner[h.Layer()] maps a handle back. Neither
-// scans buckets.
+// unused layer, else recreates the bucket's lowest vacant page, else adds
+// a page; Shrink releases the texture of every live page whose layers are
+// all free or unused (their free entries leave the free list), and drops
+// vacant pages from the end of the slot list. Version changes exactly
+// when the set of page textures does: a page added, recreated or
+// released. Lookups go through two direct indexes: bySource maps an id to
+// its handle; pages[h.Page()].owner[h.Layer()] maps a handle back.
+// Neither scans buckets.
 
 import (
 	"fmt"
@@ -108,13 +116,15 @@ const (
 type bucket struct {
 	key    Key
 	layers uint32 // layers per page of this bucket
-	pages  []int  // global indices of its pages, in creation order
-	next   uint32 // first unused layer of the last page
+	pages  []int  // global indices of its live pages, in (re)creation order
+	vacant []int  // global indices of its vacant pages
+	next   uint32 // first unused layer of the last live page
 	free   []Handle
 }
 
 type page[K comparable] struct {
-	tex   device.Texture
+	tex   device.Texture // nil when the page is vacant
+	label string         // the texture's label, kept while vacant
 	b     *bucket
 	state []uint8 // per layer
 	owner []K     // per layer; the zero K unless registered
@@ -132,6 +142,8 @@ type Registry[K comparable] struct {
 	version  uint64
 	builtin  [3]Handle // white, black, flat normal
 	released bool
+	// History for Stats: pages Shrink released and their bytes.
+	pagesReleased, bytesReleased uint64
 }
 
 // New creates a registry on dev with its three default textures. It fails
@@ -199,14 +211,14 @@ func (r *Registry[K]) layersFor(key Key) uint32 {
 	return r.layers
 }
 
-// desc returns the page descriptor of key's bucket.
-func (r *Registry[K]) desc(key Key) device.TextureDesc {
+// desc returns the descriptor of page index of key's bucket.
+func (r *Registry[K]) desc(key Key, index int) device.TextureDesc {
 	usage := device.TextureBinding | device.TextureCopySrc | device.TextureCopyDst
 	if key.Samples > 1 {
 		usage |= device.TextureRenderAttachment
 	}
 	return device.TextureDesc{
-		Label:   fmt.Sprintf("%sbindless page %d (%v)", r.opts.Label, len(r.pages), key),
+		Label:   fmt.Sprintf("%sbindless page %d (%v)", r.opts.Label, index, key),
 		Format:  key.Format,
 		Width:   key.Width,
 		Height:  key.Height,
@@ -222,7 +234,7 @@ func (r *Registry[K]) validKey(key Key) error {
 	if _, ok := r.buckets[key]; ok {
 		return nil
 	}
-	if err := r.desc(key).Validate(r.dev.Limits()); err != nil {
+	if err := r.desc(key, 0).Validate(r.dev.Limits()); err != nil {
 		return fmt.Errorf("key %v: %w: %w", key, ErrInvalidKey, err)
 	}
 	return nil
@@ -234,11 +246,13 @@ type taken uint8
 const (
 	takenFree   taken = iota // the bucket's free list
 	takenUnused              // the last page's next unused layer
+	takenVacant              // a vacant page, recreated
 	takenPage                // a new page
 )
 
 // alloc takes a layer of key's bucket: the last freed, else the next
-// unused, else the first of a new page. On error nothing changed.
+// unused, else the first of its lowest vacant page, recreated, else the
+// first of a new page. On error nothing changed.
 func (r *Registry[K]) alloc(key Key) (h Handle, from taken, err error) {
 	b := r.buckets[key]
 	if b != nil {
@@ -252,9 +266,35 @@ func (r *Registry[K]) alloc(key Key) (h Handle, from taken, err error) {
 			b.next++
 			return h, takenUnused, nil
 		}
+		if len(b.vacant) > 0 {
+			h, err = r.recreate(b)
+			return h, takenVacant, err
+		}
 	}
 	h, err = r.addPage(key, b)
 	return h, takenPage, err
+}
+
+// recreate gives b's lowest vacant page a texture again, at its index, as
+// b's last live page, and returns its layer 0.
+func (r *Registry[K]) recreate(b *bucket) (Handle, error) {
+	k := 0
+	for i, gi := range b.vacant {
+		if gi < b.vacant[k] {
+			k = i
+		}
+	}
+	index := b.vacant[k]
+	tex, err := r.dev.CreateTexture(r.desc(b.key, index))
+	if err != nil {
+		return 0, fmt.Errorf("page %d for %v: %w: %w", index, b.key, ErrFull, err)
+	}
+	b.vacant = append(b.vacant[:k], b.vacant[k+1:]...)
+	r.pages[index].tex = tex
+	b.pages = append(b.pages, index)
+	b.next = 1
+	r.version++
+	return makeHandle(index, 0), nil
 }
 
 // addPage creates a page for key's bucket b (nil when there is none yet)
@@ -263,10 +303,12 @@ func (r *Registry[K]) addPage(key Key, b *bucket) (Handle, error) {
 	switch {
 	case len(r.pages) >= r.opts.MaxPages:
 		return 0, fmt.Errorf("bucket %v needs page %d, MaxPages is %d: %w", key, len(r.pages), r.opts.MaxPages, ErrFull)
-	case b != nil && len(b.pages) >= r.opts.MaxPagesPerBucket:
-		return 0, fmt.Errorf("bucket %v has %d pages, MaxPagesPerBucket is %d: %w", key, len(b.pages), r.opts.MaxPagesPerBucket, ErrFull)
+	case b != nil && len(b.pages)+len(b.vacant) >= r.opts.MaxPagesPerBucket:
+		return 0, fmt.Errorf("bucket %v has %d pages, MaxPagesPerBucket is %d: %w", key, len(b.pages)+len(b.vacant), r.opts.MaxPagesPerBucket, ErrFull)
 	}
-	tex, err := r.dev.CreateTexture(r.desc(key))
+	index := len(r.pages)
+	desc := r.desc(key, index)
+	tex, err := r.dev.CreateTexture(desc)
 	if err != nil {
 		return 0, fmt.Errorf("page for %v: %w: %w", key, ErrFull, err)
 	}
@@ -274,9 +316,9 @@ func (r *Registry[K]) addPage(key Key, b *bucket) (Handle, error) {
 		b = &bucket{key: key, layers: r.layersFor(key)}
 		r.buckets[key] = b
 	}
-	index := len(r.pages)
 	r.pages = append(r.pages, &page[K]{
 		tex:   tex,
+		label: desc.Label,
 		b:     b,
 		state: make([]uint8, b.layers),
 		owner: make([]K, b.layers),
@@ -289,8 +331,9 @@ func (r *Registry[K]) addPage(key Key, b *bucket) (Handle, error) {
 
 // unalloc undoes alloc of h, taken from where from says, when what
 // followed failed: a freed layer goes back on the free list, an unused one
-// back to unused, and a page alloc just added is removed again, with the
-// version it raised, so a failed call leaves no trace (Stats included).
+// back to unused, a page alloc just recreated is vacant again and one it
+// added is removed again, each with the version it raised, so a failed
+// call leaves no trace (Stats included).
 func (r *Registry[K]) unalloc(h Handle, from taken) {
 	p := r.pages[h.Page()]
 	b := p.b
@@ -298,13 +341,21 @@ func (r *Registry[K]) unalloc(h Handle, from taken) {
 	case takenUnused:
 		b.next--
 		return
+	case takenVacant:
+		p.tex.Release()
+		p.tex = nil
+		b.pages = b.pages[:len(b.pages)-1]
+		b.vacant = append(b.vacant, h.Page())
+		b.next = b.layers
+		r.version--
+		return
 	case takenPage:
 		p.tex.Release()
 		r.pages[h.Page()] = nil
 		r.pages = r.pages[:h.Page()]
 		b.pages = b.pages[:len(b.pages)-1]
 		b.next = b.layers
-		if len(b.pages) == 0 {
+		if len(b.pages)+len(b.vacant) == 0 {
 			delete(r.buckets, b.key)
 		}
 		r.version--

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/budget"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
@@ -513,4 +514,108 @@ func TestShrinkReclaims(t *testing.T) {
 		t.Logf("old level %d -> %d bytes; new level %d; %d reclaims gave back %d bytes",
 			before.Accounts[0].Bytes, u.Accounts[0].Bytes, u.Accounts[1].Bytes, u.Reclaims, u.Reclaimed)
 	})
+}
+
+// TestBindlessReclaims: a bindless registry unloads most of its textures,
+// leaving whole pages empty; a buffer that would not fit the budget gets
+// through because the registry's reclaimer releases the empty pages, and
+// every texture still registered reads back with the texels it was
+// registered with (checksummed). A request that no release makes room for
+// is refused, with the registry intact and usable.
+func TestBindlessReclaims(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		const side, layers = 32, 8
+		page := uint64(side * side * 4 * layers) // 32 KiB
+		b := newBudget(t, dev, budget.Options{Bytes: 8 * page})
+		ta, own := account(t, b, "textures"), account(t, b, "own")
+		reg, err := bindless.New[int](ta, bindless.Options{LayersPerPage: layers, MaxPages: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Release()
+		ta.SetReclaimer(func(uint64) { _, _ = reg.Shrink() })
+		key := bindless.Key{Format: device.RGBA8Unorm, Width: side, Height: side}
+		texels := func(id int) []byte {
+			px := make([]byte, side*side*4)
+			r := rand.New(rand.NewPCG(uint64(id), 7))
+			for i := range px {
+				px[i] = byte(r.Uint32())
+			}
+			return px
+		}
+		sums := map[int]uint64{}
+		for id := range 5 * layers { // pages 1 to 5
+			if _, err := reg.Register(id, key, texels(id)); err != nil {
+				t.Fatal(err)
+			}
+			sums[id] = checksum(texels(id))
+		}
+		// Pages 2 and 4 empty out; pages 1, 3 and 5 keep a texture each.
+		for id := range 5 * layers {
+			if p := id/layers + 1; p == 2 || p == 4 || id%layers != 0 {
+				if err := reg.Unregister(id); err != nil {
+					t.Fatal(err)
+				}
+				delete(sums, id)
+			}
+		}
+		verify := func() {
+			t.Helper()
+			for id, sum := range sums {
+				h, ok := reg.Handle(id)
+				tex, layer, found := reg.Locate(h)
+				if !ok || !found {
+					t.Fatalf("texture %d: handle %v, located %v", id, h, found)
+				}
+				got := make([]byte, side*side*4)
+				if err := dev.ReadTexture(tex, layer, 0, got); err != nil {
+					t.Fatal(err)
+				}
+				if checksum(got) != sum {
+					t.Fatalf("texture %d at %v lost its texels", id, h)
+				}
+			}
+		}
+		before := b.Usage()
+		// Four pages' worth: over the limit unless pages are released.
+		buf, err := own.CreateBuffer(device.BufferDesc{Label: "big", Size: 4 * page, Usage: device.Vertex | device.CopyDst})
+		if err != nil {
+			t.Fatalf("the buffer did not fit after the registry's empty pages were released: %v (usage before %+v)", err, before)
+		}
+		u, st := b.Usage(), reg.Stats()
+		if u.Reclaims != 1 || u.Reclaimed < 2*page || st.PagesReleased < 2 || st.BytesReleased != u.Reclaimed || st.Vacant != 2 {
+			t.Fatalf("usage %+v, registry %+v", u, st)
+		}
+		verify()
+		t.Logf("textures %d -> %d bytes: %d pages released, %d bytes", before.Accounts[0].Bytes, u.Accounts[0].Bytes, st.PagesReleased, st.BytesReleased)
+		// Nothing more to release: refused, everything intact.
+		if _, err := own.CreateBuffer(device.BufferDesc{Label: "more", Size: 3 * page, Usage: device.Vertex | device.CopyDst}); !errors.Is(err, budget.ErrOverBudget) {
+			t.Fatalf("a request nothing makes room for: %v", err)
+		}
+		verify()
+		// The registry is usable: with the buffer gone, the free layers
+		// of the pages left fill up, then a page is recreated in a
+		// released slot.
+		buf.Release()
+		free := reg.Stats().FreeLayers
+		for id := 1000; id <= 1000+free; id++ {
+			if _, err := reg.Register(id, key, texels(id)); err != nil {
+				t.Fatal(err)
+			}
+			sums[id] = checksum(texels(id))
+		}
+		verify()
+		if u := b.Usage(); u.Bytes > u.Limit || reg.Stats().Vacant != 1 {
+			t.Fatalf("usage %+v, registry %+v", u, reg.Stats())
+		}
+	})
+}
+
+// checksum is FNV-1a of p.
+func checksum(p []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range p {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
 }

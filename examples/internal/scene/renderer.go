@@ -350,7 +350,9 @@ func (r *Renderer) constantsGroup(frame, table ring.Slice) (*wgpu.BindGroup, err
 }
 
 // buildPages binds a 2D-array view of every bindless page, page i at
-// binding i+1, and page 0 again in the slots past the last page.
+// binding i+1, and page 0 again in the slots past the last page and in
+// those of vacant pages (nil in Pages: Shrink released their textures, and
+// no handle names them).
 func (r *Renderer) buildPages() error {
 	r.releasePages()
 	pages := r.textures.Pages()
@@ -358,6 +360,10 @@ func (r *Renderer) buildPages() error {
 		return fmt.Errorf("scene: %d bindless pages, the shader binds %d", len(pages), MaxPages)
 	}
 	for _, p := range pages {
+		if p == nil {
+			r.pageViews = append(r.pageViews, nil)
+			continue
+		}
 		raw, err := r.dev.RawTexture(p)
 		if err != nil {
 			return err
@@ -376,7 +382,7 @@ func (r *Renderer) buildPages() error {
 	entries := []wgpu.BindGroupEntry{{Binding: 0, Sampler: r.sampler}}
 	for i := range MaxPages {
 		v := r.pageViews[0]
-		if i < len(r.pageViews) {
+		if i < len(r.pageViews) && r.pageViews[i] != nil {
 			v = r.pageViews[i]
 		}
 		entries = append(entries, wgpu.BindGroupEntry{Binding: uint32(i + 1), TextureView: v})
@@ -396,7 +402,9 @@ func (r *Renderer) releasePages() {
 		r.pages = nil
 	}
 	for _, v := range r.pageViews {
-		v.Release()
+		if v != nil {
+			v.Release()
+		}
 	}
 	r.pageViews = r.pageViews[:0]
 }
