@@ -60,9 +60,11 @@
 // rows travel as bytes: what the GPU writes into a batch's rows moves and
 // clones with them, and a patch adds its distance to whatever the address
 // word holds. A device error other than a refused buffer (a lost
-// device) leaves the contents unspecified. Growth replaces a buffer:
-// anything bound to the old one must be rebuilt (compare Buffers, or watch
-// Stats().Data.Growths and Stats().Rows.Growths).
+// device) leaves the contents unspecified. Growth replaces a buffer, and
+// so does a shrink (Options.ShrinkBelow, or Shrink: the arenas move into
+// smaller buffers once their batches unload): anything bound to the old
+// one must be rebuilt (compare Buffers, or watch Stats().Data.Growths,
+// Stats().Rows.Growths and Stats().Shrinks).
 //
 // A BatchHandle of one manager means nothing to another, and is not
 // detected as foreign when its slot is live there.

@@ -119,8 +119,10 @@ func newErr(which string, err error) error {
 }
 
 // Buffers returns the data buffer (words) and the rows buffer (rows of
-// RowWords words). Growth replaces them: read them again after any Add or
-// Clone (Stats().Data.Growths and Stats().Rows.Growths count growths).
+// RowWords words). Growth replaces them, and so does a shrink: read them
+// again after any Add or Clone, and after a Sweep or Shrink when
+// shrinking (Stats().Data.Growths and Stats().Rows.Growths count
+// growths, Stats().Shrinks shrinks).
 func (m *Manager) Buffers() (data, rows device.Buffer) {
 	if m.gone {
 		return nil, nil

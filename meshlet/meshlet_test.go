@@ -281,6 +281,10 @@ func TestOptionsRejected(t *testing.T) {
 		{RowWords: 4, Data: arena.Options{Budget: arena.Budget{Moves: 3}}},
 		{RowWords: 4, Data: arena.Options{GrowthFactor: 0.5}},
 		{RowWords: 4, Rows: arena.Options{InitialElems: 10, MaxElems: 5}},
+		{RowWords: 4, ShrinkBelow: 1},
+		{RowWords: 4, ShrinkBelow: -0.5},
+		{RowWords: 4, ShrinkBelow: 0.5, ShrinkAfter: -1},
+		{RowWords: 4, ShrinkBelow: 0.5, Data: arena.Options{InitialElems: 64, MinElems: 1 << 30, MaxElems: 1 << 20}},
 	} {
 		if _, err := meshlet.New(dev, o); !errors.Is(err, meshlet.ErrInvalidOptions) {
 			t.Errorf("%+v: %v, want ErrInvalidOptions", o, err)

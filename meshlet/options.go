@@ -36,6 +36,20 @@ type Options struct {
 	// take arena.DefaultBudget's.
 	Budget arena.Budget
 
+	// ShrinkBelow and ShrinkAfter let both arenas give memory back: an
+	// arena whose reserved elements stay at or below ShrinkBelow of its
+	// capacity for ShrinkAfter of its Sweep calls in a row moves into a
+	// buffer of what it holds plus an eighth, never below its MinElems
+	// (arena.Options.ShrinkBelow; Data.MinElems and Rows.MinElems, which
+	// default to the arenas' InitialElems). They fill in Data's and
+	// Rows' own fields where those are zero. Its buffer changes, as at a
+	// growth: watch Stats().Shrinks beside the arenas' Growths. Off (0) by
+	// default; 0.5 suits the arenas' default GrowthFactor. A Sweep call
+	// whose first arena spends the whole budget leaves the second
+	// unswept, and its count of calls waits a call.
+	ShrinkBelow float64
+	ShrinkAfter int
+
 	// OnMove, if set, is called once for every batch whose data or rows
 	// moved during a call (Sweep, Compact, or an Add or Clone whose
 	// allocation compacted an arena), after the call's device work is
@@ -76,6 +90,17 @@ func (o Options) resolve() (Options, error) {
 	// Every word index of the rows buffer must fit a device.Patch index.
 	if lim := math.MaxUint32 / o.RowWords; o.Rows.MaxElems == 0 || o.Rows.MaxElems > lim {
 		o.Rows.MaxElems = lim
+	}
+	if !(o.ShrinkBelow >= 0 && o.ShrinkBelow < 1) || o.ShrinkAfter < 0 {
+		return o, fmt.Errorf("%w: ShrinkBelow %v (want 0 to below 1), ShrinkAfter %d", ErrInvalidOptions, o.ShrinkBelow, o.ShrinkAfter)
+	}
+	for _, a := range []*arena.Options{&o.Data, &o.Rows} {
+		if a.ShrinkBelow == 0 {
+			a.ShrinkBelow = o.ShrinkBelow
+		}
+		if a.ShrinkAfter == 0 {
+			a.ShrinkAfter = o.ShrinkAfter
+		}
 	}
 	o.Budget = o.Budget.Or(arena.DefaultBudget)
 	return o, nil

@@ -200,6 +200,33 @@ func (m *Manager) Compact() ([]BatchHandle, error) {
 	return m.changed, m.settle(err)
 }
 
+// Shrink gives memory back now, whatever Options.ShrinkBelow: it packs
+// both arenas and moves each into a buffer of what it holds plus an
+// eighth, never below its MinElems (arena.Arena.Shrink), patches the
+// moved batches' address words and returns the moved batches, as Compact
+// does. Buffers change (Stats().Shrinks). What a budget's reclaimer
+// calls:
+//
+//	ba.SetReclaimer(func(uint64) { _, _ = batches.Shrink() })
+//
+// After an error (a device refusal of a smaller buffer) every batch is
+// intact, packed, in the buffers it had. O(batches + patched rows) and a
+// copy of each arena's used range.
+func (m *Manager) Shrink() ([]BatchHandle, error) {
+	if m.gone {
+		return nil, ErrReleased
+	}
+	m.begin()
+	_, err := m.data.Shrink()
+	if err == nil {
+		_, err = m.rows.Shrink()
+	}
+	if err != nil {
+		err = fmt.Errorf("meshlet: shrink: %w", err)
+	}
+	return m.changed, m.settle(err)
+}
+
 // Arm starts a sweep episode in both arenas by hand, as a fragmentation
 // refusal would (arena.Arena.Arm).
 func (m *Manager) Arm() {

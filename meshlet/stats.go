@@ -20,6 +20,10 @@ type Stats struct {
 	// capacity, occupied and reserved elements, in bytes.
 	CapacityBytes, OccupiedBytes, ReservedBytes uint64
 
+	// Shrinks counts the arenas' moves into smaller buffers
+	// (Options.ShrinkBelow, Shrink): Data.Shrinks plus Rows.Shrinks.
+	Shrinks uint64
+
 	Sweeps       uint64 // Sweep calls
 	Clones       uint64 // batches placed by Clone
 	PatchedWords uint64 // address words patched on the device
@@ -37,6 +41,7 @@ func (m *Manager) Stats() Stats {
 	s.Batches = m.live
 	s.DataWords, s.Meshlets = m.words, m.meshlets
 	s.Data, s.Rows = m.data.Stats(), m.rows.Stats()
+	s.Shrinks = s.Data.Shrinks + s.Rows.Shrinks
 	rb := uint64(m.rowLen)
 	s.CapacityBytes = 4*uint64(s.Data.CapacityElems) + rb*uint64(s.Rows.CapacityElems)
 	s.OccupiedBytes = 4*s.Data.OccupiedElems + rb*s.Rows.OccupiedElems
