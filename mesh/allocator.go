@@ -57,8 +57,6 @@ type part struct {
 	slab *slab
 	h    arena.Handle
 	own  device.Buffer
-	// queued: the Flush in progress has queued the array's upload.
-	queued bool
 }
 
 func (p *part) placed() bool { return p.slab != nil || p.own != nil }
@@ -78,9 +76,11 @@ type record struct {
 // allocations carries its array's owner tag (owner), so the arena's move
 // reports name the mesh without a map.
 type slab struct {
-	layout Layout
-	ar     *arena.Arena
-	seq    uint64 // creation order, unique in its allocator: orders uploads
+	layout    Layout
+	ar        *arena.Arena
+	seq       uint64 // creation order, unique in its allocator: orders uploads
+	slotBytes uint32 // layout.SlotBytes(), the arena's ElemSize
+	upEpoch   uint64 // the runs.epoch of the last uploads that visited it (runs.inOrder)
 }
 
 // owner is the arena owner tag of the k array of record idx: the record
@@ -98,22 +98,28 @@ func ownerOf(tag uint64) (idx uint32, k Kind) { return uint32(tag), Kind(tag >> 
 //
 // An Allocator is not safe for concurrent use.
 type Allocator struct {
-	dev      device.Device
-	set      Options
-	recs     []record
-	free     []uint32 // dead record indices, reused LIFO
-	live     int
-	pending  []Handle
-	slabs    []*slab
-	byLayout map[Layout][]*slab
-	own      int    // live buffers of their own
-	ownBytes uint64 // their bytes
-	slabSeq  uint64 // the newest slab's seq
+	dev device.Device
+	set Options
+	// maxBuffer is the device's Limits().MaxBufferSize, read once: a
+	// device's limits never change.
+	maxBuffer uint64
+	recs      []record
+	free      []uint32 // dead record indices, reused LIFO
+	live      int
+	pending   []Handle
+	slabs     []*slab
+	byLayout  map[Layout][]*slab
+	own       int    // live buffers of their own
+	ownBytes  uint64 // their bytes
+	slabSeq   uint64 // the newest slab's seq
 
 	// Per-Flush scratch, reused.
-	groups     map[Layout][]piece
-	order      []Layout
+	groups     []group // the frame's layouts, in the order first staged; groups[:ngroups] are this Flush's
+	ngroups    int
+	groupAt    [2][groupDirect]uint32 // 1 + index in groups of the layout of that Kind and ElemBytes; 0: none yet
+	groupBig   map[Layout]uint32      // the same for ElemBytes of groupDirect or more
 	placed     []piece
+	rewrites   []piece // arrays placed before this Flush (rewritten in place) and those given buffers of their own by it
 	scratch    []piece
 	pieceKeys  []uint64 // sortPieces' keys
 	keyScratch []uint64 // and sortKeys' scratch
@@ -144,8 +150,8 @@ func New(dev device.Device, s Options) (*Allocator, error) {
 	return &Allocator{
 		dev:       dev,
 		set:       set,
+		maxBuffer: dev.Limits().MaxBufferSize,
 		byLayout:  map[Layout][]*slab{},
-		groups:    map[Layout][]piece{},
 		moveEpoch: 1,
 	}, nil
 }
@@ -157,22 +163,29 @@ func (a *Allocator) Options() Options { return a.set }
 // Len returns the number of live meshes. O(1).
 func (a *Allocator) Len() int { return a.live }
 
-// parse checks m and returns its two parts, unplaced.
+// parse checks m and returns its two parts, unplaced. It divides once per
+// vertex array (elements and remainder from one quotient) and shifts for
+// indices: Add runs it for every mesh.
 func (a *Allocator) parse(m Mesh) ([2]part, error) {
 	var ps [2]part
-	if len(m.Vertices) > 0 {
-		if m.VertexStride == 0 || uint64(len(m.Vertices))%uint64(m.VertexStride) != 0 {
+	if n := uint64(len(m.Vertices)); n > 0 {
+		stride := uint64(m.VertexStride)
+		var elems uint64
+		if stride != 0 {
+			elems = n / stride
+		}
+		if stride == 0 || elems*stride != n {
 			return ps, fmt.Errorf("%w: %d vertex bytes with stride %d", ErrInvalidMesh, len(m.Vertices), m.VertexStride)
 		}
-		ps[Vertices] = part{layout: VertexLayout(m.VertexStride)}
-		if ps[Vertices].layout.SlotBytes() == 0 {
-			return ps, fmt.Errorf("%w: stride %d: a slot of %d vertices passes 2^32 bytes", ErrInvalidMesh, m.VertexStride, ps[Vertices].layout.ElemsPerSlot())
+		l := VertexLayout(m.VertexStride)
+		if l.SlotBytes() == 0 {
+			return ps, fmt.Errorf("%w: stride %d: a slot of %d vertices passes 2^32 bytes", ErrInvalidMesh, m.VertexStride, l.ElemsPerSlot())
 		}
-		if err := a.count(&ps[Vertices], len(m.Vertices)); err != nil {
+		if err := a.count(&ps[Vertices], l, elems); err != nil {
 			return ps, err
 		}
 	}
-	if len(m.Indices) > 0 {
+	if n := uint64(len(m.Indices)); n > 0 {
 		switch m.IndexFormat {
 		case Uint16, Uint32:
 		case 0:
@@ -180,28 +193,27 @@ func (a *Allocator) parse(m Mesh) ([2]part, error) {
 		default:
 			return ps, fmt.Errorf("%w: IndexFormat %d bytes (want mesh.Uint16 or mesh.Uint32)", ErrInvalidMesh, uint8(m.IndexFormat))
 		}
-		if len(m.Indices)%int(m.IndexFormat) != 0 {
+		if n&uint64(m.IndexFormat-1) != 0 {
 			return ps, fmt.Errorf("%w: %d index bytes of %v", ErrInvalidMesh, len(m.Indices), m.IndexFormat)
 		}
-		ps[Indices] = part{layout: IndexLayout(m.IndexFormat)}
-		if err := a.count(&ps[Indices], len(m.Indices)); err != nil {
+		// Uint16 is 2 bytes, Uint32 4: a shift of 1 or 2.
+		if err := a.count(&ps[Indices], IndexLayout(m.IndexFormat), n>>(m.IndexFormat>>1)); err != nil {
 			return ps, err
 		}
 	}
 	return ps, nil
 }
 
-// count sets p's element count from n bytes, checking that the array fits
-// in one buffer of the device.
-func (a *Allocator) count(p *part, n int) error {
-	elems := uint64(n) / uint64(p.layout.ElemBytes)
+// count makes p an unplaced array of elems elements of l, checking that
+// it fits in one buffer of the device.
+func (a *Allocator) count(p *part, l Layout, elems uint64) error {
 	if elems > 1<<32-1 {
-		return fmt.Errorf("%w: %d %v, more than 2^32-1", ErrInvalidMesh, elems, p.layout)
+		return fmt.Errorf("%w: %d %v, more than 2^32-1", ErrInvalidMesh, elems, l)
 	}
-	p.elems = uint32(elems)
-	if b := a.bytes(p); b > a.dev.Limits().MaxBufferSize {
+	p.layout, p.elems = l, uint32(elems)
+	if b := a.bytes(p); b > a.maxBuffer {
 		return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
-			ErrInvalidMesh, p.layout, b, a.dev.Limits().MaxBufferSize, device.ErrTooLarge)
+			ErrInvalidMesh, p.layout, b, a.maxBuffer, device.ErrTooLarge)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package mesh_test
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpumem/gpumem/arena"
@@ -367,4 +368,45 @@ func TestMaxMeshesPerSlab(t *testing.T) {
 	if st := md.a.Stats(); st.Slabs < 10 {
 		t.Fatalf("%d meshes in %d slabs of at most 8 arrays", st.Meshes, st.Slabs)
 	}
+}
+
+// TestManyLayoutsEachFlush: frames whose meshes come in many layouts
+// (vertex strides below and above the 256 bytes whose groups Flush finds
+// in a table rather than a map, odd and even ones, both index formats),
+// first staged in a different order each frame, some removed to leave
+// holes that the next frame's arrays fill out of offset order, some
+// rewritten in place: every mesh's bytes are where Slices says after each
+// Flush, and each layout has slabs of its own.
+func TestManyLayoutsEachFlush(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		md := newModel(t, dev, mesh.Options{MinSlabBytes: 4 << 10})
+		r := rand.New(rand.NewPCG(21, 21))
+		strides := []uint32{6, 12, 255, 256, 257, 300, 1028, 7}
+		var live []mesh.Handle
+		for frame := range 8 {
+			r.Shuffle(len(strides), func(i, j int) { strides[i], strides[j] = strides[j], strides[i] })
+			for k := 0; k < len(live); k++ {
+				switch r.IntN(4) {
+				case 0:
+					md.remove(t, live[k])
+					live = slices.Delete(live, k, k+1)
+					k--
+				case 1:
+					md.modifyInPlace(t, live[k], r)
+				}
+			}
+			for i := range 40 {
+				f := mesh.Uint16
+				if i%3 == 0 {
+					f = mesh.Uint32
+				}
+				live = append(live, md.add(t, fixedMesh(r, strides[i%len(strides)], 1+r.IntN(24), f, 1+r.IntN(60))))
+			}
+			md.flush(t)
+			md.verify(t)
+			if st := md.a.Stats(); st.Slabs < len(strides)+2 {
+				t.Fatalf("frame %d: %d slabs for %d layouts", frame, st.Slabs, len(strides)+2)
+			}
+		}
+	})
 }

@@ -80,11 +80,10 @@ func (a *Allocator) Flush() error {
 }
 
 func (a *Allocator) flush() error {
-	a.placed = a.placed[:0]
-	for l, g := range a.groups {
-		a.groups[l] = g[:0]
-	}
-	a.order = a.order[:0]
+	a.placed, a.rewrites = a.placed[:0], a.rewrites[:0]
+	a.runs.ups = a.runs.ups[:0]
+	defer a.runs.reset()
+	a.resetGroups()
 	for _, h := range a.pending {
 		r := &a.recs[h.idx]
 		if !r.live || r.gen != h.gen {
@@ -92,72 +91,134 @@ func (a *Allocator) flush() error {
 		}
 		for k := range r.parts {
 			p := &r.parts[k]
-			if p.elems == 0 || p.placed() {
+			if p.elems == 0 {
 				continue
 			}
 			pc := piece{idx: h.idx, kind: Kind(k), slots: p.layout.Slots(p.elems)}
-			if a.dedicated(p, &pc) {
+			if p.placed() {
+				a.rewrites = append(a.rewrites, pc) // same size: rewritten in place
+				continue
+			}
+			if a.set.NoBaseVertex && p.layout.Kind == Vertices || a.bytes(p) >= a.set.LargeThresholdBytes {
 				if err := a.placeOwn(p, pc); err != nil {
 					return err
 				}
 				continue
 			}
-			g := a.groups[p.layout]
-			if len(g) == 0 {
-				a.order = append(a.order, p.layout)
-			}
-			a.groups[p.layout] = append(g, pc)
-		}
-	}
-	for _, l := range a.order {
-		if err := a.placeGroup(l, a.groups[l]); err != nil {
-			return err
-		}
-	}
-	// Queue the uploads: the arrays placed in slabs now first, in the
-	// order they were placed (mostly by slab and offset already, which
-	// makes the sort in uploadRuns cheap), then the rest: rewrites in
-	// place, and arrays in buffers of their own, uploaded at once.
-	a.runs.ups = a.runs.ups[:0]
-	defer a.runs.reset()
-	for _, pc := range a.placed {
-		if a.recs[pc.idx].parts[pc.kind].slab == nil {
-			continue // in the second loop
-		}
-		if err := a.queueUpload(pc.idx, pc.kind); err != nil {
-			return err
-		}
-	}
-	for _, h := range a.pending {
-		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
-			for k := range r.parts {
-				if err := a.queueUpload(h.idx, Kind(k)); err != nil {
+			g := &a.groups[a.groupOf(p.layout)]
+			need, ok := arena.RoundUp(pc.slots)
+			if !ok || need > g.shape.maxSlots {
+				// Too large for a slab of its layout.
+				if err := a.placeOwn(p, pc); err != nil {
 					return err
 				}
+				continue
 			}
+			pc.need = need
+			g.pieces = append(g.pieces, pc)
+		}
+	}
+	for i := range a.ngroups {
+		if err := a.placeGroup(&a.groups[i]); err != nil {
+			return err
+		}
+	}
+	// The uploads: the arrays placed in slabs now were queued as they
+	// were placed (claim), in that order (mostly by slab and offset
+	// already, which makes the sort in uploadRuns needless), without
+	// their offsets, which a compaction on the way may have changed:
+	// they are read now. Then the rest: rewrites in place, and arrays in
+	// buffers of their own, uploaded at once. Each array is in exactly
+	// one of the two lists.
+	for i := range a.runs.ups {
+		u := &a.runs.ups[i]
+		off, err := u.slab.ar.Offset(u.h)
+		if err != nil {
+			return fmt.Errorf("mesh: upload %v: %w", u.slab.layout, err)
+		}
+		u.off = uint64(off) * uint64(u.slab.slotBytes)
+	}
+	for _, pc := range a.rewrites {
+		if err := a.queueUpload(pc.idx, pc.kind); err != nil {
+			return err
 		}
 	}
 	return a.uploadRuns()
 }
 
-// queueUpload queues the upload of array k of record idx to its slab,
-// unless it has none or is queued already (p.queued, reset when flush
-// returns); an array in a buffer of its own is uploaded at once.
+// groupDirect bounds the element sizes whose group groupAt finds without
+// hashing: every index layout and vertex strides below 256 bytes.
+const groupDirect = 256
+
+// group is one layout's share of a Flush: the arrays to place in its
+// slabs, and the sizes of the layout's slabs.
+type group struct {
+	layout Layout
+	shape  slabShape
+	pieces []piece
+}
+
+// resetGroups empties the groups of the previous Flush, keeping their
+// storage.
+func (a *Allocator) resetGroups() {
+	for i := range a.ngroups {
+		g := &a.groups[i]
+		if l := g.layout; l.ElemBytes < groupDirect {
+			a.groupAt[l.Kind][l.ElemBytes] = 0
+		}
+		clear(g.pieces) // no record index kept alive past its Flush
+		g.pieces = g.pieces[:0]
+	}
+	clear(a.groupBig)
+	a.ngroups = 0
+}
+
+// groupOf returns the index in a.groups of l's group for this Flush,
+// making it (after the ones made before: groups are placed in the order
+// their layouts were first staged). O(1); a table lookup for the usual
+// layouts, a map lookup for vertices of groupDirect bytes or more.
+func (a *Allocator) groupOf(l Layout) int {
+	var at *uint32
+	if l.ElemBytes < groupDirect {
+		at = &a.groupAt[l.Kind&1][l.ElemBytes]
+		if *at != 0 {
+			return int(*at - 1)
+		}
+	} else if i, ok := a.groupBig[l]; ok {
+		return int(i - 1)
+	}
+	i := a.ngroups
+	if i == len(a.groups) {
+		a.groups = append(a.groups, group{})
+	}
+	g := &a.groups[i]
+	g.layout, g.shape, g.pieces = l, a.set.shape(l), g.pieces[:0]
+	a.ngroups++
+	if at != nil {
+		*at = uint32(i + 1)
+	} else {
+		if a.groupBig == nil {
+			a.groupBig = map[Layout]uint32{}
+		}
+		a.groupBig[l] = uint32(i + 1)
+	}
+	return i
+}
+
+// queueUpload queues the upload of array k of record idx, placed before
+// this Flush, to its slab; an array in a buffer of its own is uploaded at
+// once. Each array is queued at most once a Flush (see flush).
 func (a *Allocator) queueUpload(idx uint32, k Kind) error {
 	r := &a.recs[idx]
 	p := &r.parts[k]
-	switch {
-	case p.elems == 0 || p.queued:
-		return nil
-	case p.slab == nil:
+	if p.slab == nil {
 		return a.upload(p, r.data[k])
 	}
 	off, err := p.slab.ar.Offset(p.h)
 	if err != nil {
 		return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 	}
-	p.queued = true
-	a.runs.ups = append(a.runs.ups, slabUpload{slab: p.slab, off: uint64(off) * uint64(p.slab.ar.ElemSize()), n: a.bytes(p), p: p, data: r.data[k]})
+	a.runs.ups = append(a.runs.ups, slabUpload{slab: p.slab, h: p.h, off: uint64(off) * uint64(p.slab.slotBytes), n: a.bytes(p), p: p, data: r.data[k]})
 	return nil
 }
 
@@ -175,7 +236,8 @@ const maxRunBytes = 4 << 20
 // slabUpload is one array to upload to its place in a slab.
 type slabUpload struct {
 	slab *slab
-	off  uint64 // bytes from the start of the slab's buffer
+	h    arena.Handle
+	off  uint64 // bytes from the start of the slab's buffer, once placement is done
 	n    uint64 // bytes of its place: a.bytes(p)
 	p    *part
 	data []byte
@@ -187,6 +249,7 @@ type runs struct {
 	keys   []upKey      // ups by slab and offset
 	sorted []slabUpload
 	buf    []byte // one run's bytes
+	epoch  uint64 // inOrder's calls, to mark slabs (slab.upEpoch)
 }
 
 // upKey orders an upload: its slab's seq above its offset.
@@ -195,20 +258,21 @@ type upKey struct {
 	i   uint32 // index in ups
 }
 
-// reset unmarks the queued arrays and drops the references to the
-// frame's data.
+// reset drops the references to the frame's data.
 func (r *runs) reset() {
-	for _, u := range r.ups {
-		u.p.queued = false
-	}
 	clear(r.ups)
 	clear(r.sorted)
 	r.ups, r.sorted = r.ups[:0], r.sorted[:0]
 }
 
 // sortedUps returns the uploads sorted by slab (creation order) and
-// offset. It sorts 16-byte keys rather than the uploads themselves.
+// offset. Uploads in that order already (a frame placed in one reserved
+// region of each slab) are returned as they are, after one pass;
+// otherwise it sorts 16-byte keys rather than the uploads themselves.
 func (r *runs) sortedUps() []slabUpload {
+	if r.inOrder() {
+		return r.ups
+	}
 	r.keys = r.keys[:0]
 	for i, u := range r.ups {
 		if u.slab.seq >= 1<<20 || u.off >= 1<<44 {
@@ -226,6 +290,30 @@ func (r *runs) sortedUps() []slabUpload {
 		r.sorted = append(r.sorted, r.ups[k.i])
 	}
 	return r.sorted
+}
+
+// inOrder reports whether r.ups hold each slab's uploads in one block,
+// by increasing offset: all uploadRuns needs (the order of the blocks,
+// the order the slabs were placed in, is as deterministic as seq's). It
+// marks each slab whose block it has seen with this call's epoch.
+func (r *runs) inOrder() bool {
+	r.epoch++
+	var last *slab
+	var end uint64
+	for i := range r.ups {
+		u := &r.ups[i]
+		if u.slab != last {
+			if u.slab.upEpoch == r.epoch {
+				return false // a second block of the slab
+			}
+			u.slab.upEpoch = r.epoch
+			last = u.slab
+		} else if u.off < end {
+			return false
+		}
+		end = u.off + u.n
+	}
+	return true
 }
 
 // uploadRuns writes a.runs.ups, sorted by slab and offset, one write per
@@ -288,22 +376,10 @@ func (a *Allocator) gather(dst []byte, run []slabUpload) {
 	base := run[0].off
 	for _, u := range run {
 		at := u.off - base
-		copied := copy(dst[at:], u.data)
-		clear(dst[at+uint64(copied) : at+u.n])
+		if copied := uint64(copy(dst[at:], u.data)); copied < u.n {
+			clear(dst[at+copied : at+u.n])
+		}
 	}
-}
-
-// dedicated reports whether p gets a buffer of its own, and sets pc.need.
-func (a *Allocator) dedicated(p *part, pc *piece) bool {
-	if a.set.NoBaseVertex && p.layout.Kind == Vertices {
-		return true
-	}
-	if a.bytes(p) >= a.set.LargeThresholdBytes {
-		return true
-	}
-	need, ok := arena.RoundUp(pc.slots)
-	pc.need = need
-	return !ok || need > a.set.shape(p.layout).maxSlots
 }
 
 // placeOwn creates p's buffer of its own.
@@ -319,14 +395,16 @@ func (a *Allocator) placeOwn(p *part, pc piece) error {
 	p.own = buf
 	a.own++
 	a.ownBytes += buf.Size()
-	a.placed = append(a.placed, pc)
+	a.placed = append(a.placed, pc)     // to give back if the Flush fails
+	a.rewrites = append(a.rewrites, pc) // uploaded with the rewrites
 	return nil
 }
 
-// placeGroup places pieces, all of layout l, in l's slabs; see above.
-func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
+// placeGroup places g's pieces in the slabs of g's layout; see above.
+func (a *Allocator) placeGroup(g *group) error {
+	l, pieces := g.layout, g.pieces
 	a.sortPieces(pieces)
-	sh := a.set.shape(l)
+	sh := g.shape
 	maxCount := int(a.set.MaxMeshesPerSlab) - 2 // a batch's allocations, leaving nodes for the free region after them and one more
 	rest := pieces
 	for _, s := range a.byLayout[l] {
@@ -378,7 +456,7 @@ func (a *Allocator) placeGroup(l Layout, pieces []piece) error {
 	for len(rest) > 0 {
 		batch, left, sum := a.take(rest, uint64(sh.maxSlots), maxCount)
 		if len(batch) == 0 {
-			return fmt.Errorf("mesh: %d slots of %v do not fit a slab of %d: %w", rest[0].slots, l, sh.maxSlots, arena.ErrFull) // dedicated() sends these elsewhere
+			return fmt.Errorf("mesh: %d slots of %v do not fit a slab of %d: %w", rest[0].slots, l, sh.maxSlots, arena.ErrFull) // flush sends these to buffers of their own
 		}
 		s, err := a.newSlab(l, max(sh.minSlots, uint32(sum)))
 		if err != nil {
@@ -523,17 +601,20 @@ func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err erro
 }
 
 // claim records that pc's array lives at h in s, allocated with pc's
-// owner tag.
+// owner tag, and queues its upload (its offset is read once placement is
+// done: see flush), while its record is at hand.
 func (a *Allocator) claim(s *slab, pc piece, h arena.Handle) {
-	p := &a.recs[pc.idx].parts[pc.kind]
+	r := &a.recs[pc.idx]
+	p := &r.parts[pc.kind]
 	p.slab, p.h = s, h
 	a.placed = append(a.placed, pc)
+	a.runs.ups = append(a.runs.ups, slabUpload{slab: s, h: h, n: uint64(pc.slots) * uint64(s.slotBytes), p: p, data: r.data[pc.kind]})
 }
 
 // newSlab creates a slab of l with capacity slots.
 func (a *Allocator) newSlab(l Layout, capacity uint32) (*slab, error) {
 	a.slabSeq++
-	s := &slab{layout: l, seq: a.slabSeq}
+	s := &slab{layout: l, seq: a.slabSeq, slotBytes: l.SlotBytes()}
 	ar, err := arena.New(a.dev, a.set.arenaOptions(l, capacity, func(m arena.Move) { a.onMove(s, m) }))
 	if err != nil {
 		return nil, fmt.Errorf("mesh: new slab of %v: %w", l, err)

@@ -100,8 +100,20 @@ func (l Layout) SlotBytes() uint32 {
 
 // Slots returns how many slots elems elements take. O(1).
 func (l Layout) Slots(elems uint32) uint32 {
-	per := l.ElemsPerSlot()
-	return uint32((uint64(elems) + uint64(per) - 1) / uint64(per))
+	sh := l.slotShift()
+	return uint32((uint64(elems) + 1<<sh - 1) >> sh)
+}
+
+// slotShift returns log2 of ElemsPerSlot: 0, 1 or 2 (a shift, where a
+// division by ElemsPerSlot would cost a Flush a divide per array).
+func (l Layout) slotShift() uint {
+	switch {
+	case l.ElemBytes%device.CopyAlignment == 0:
+		return 0
+	case l.ElemBytes%2 == 0:
+		return 1
+	}
+	return 2
 }
 
 func (l Layout) String() string {
