@@ -5,6 +5,7 @@ package webgpu
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
@@ -44,8 +45,10 @@ func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) erro
 	if err != nil {
 		return err
 	}
-	if err := device.CheckMoves(b.desc.Size, moves); err != nil {
-		return fmt.Errorf("webgpu: move in buffer %q: %w", b.desc.Label, err)
+	if !movesInBounds(b.desc.Size, moves) {
+		if err := device.CheckMoves(b.desc.Size, moves); err != nil {
+			return fmt.Errorf("webgpu: move in buffer %q: %w", b.desc.Label, err)
+		}
 	}
 	if path == MoveCompute && !computeMoves {
 		return fmt.Errorf("webgpu: move in buffer %q: MoveCompute: the move kernels bind a buffer twice as writable storage, which this platform refuses: %w", b.desc.Label, device.ErrInvalidUsage)
@@ -75,6 +78,20 @@ func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) erro
 		return d.moveCopies(b, p)
 	}
 	return d.moveCompute(k, b, p)
+}
+
+// movesInBounds reports whether every move of the batch passes
+// device.CheckMoves for a buffer of size bytes: aligned, and inside. One
+// loop without calls; false sends the batch to CheckMoves, which names
+// the first move at fault (and is the rule: a batch it accepts is moved).
+func movesInBounds(size uint64, moves []device.Move) bool {
+	var bits uint64
+	ok := true
+	for _, m := range moves {
+		bits |= m.Src | m.Dst | m.Size
+		ok = ok && m.Size <= size && m.Src <= size-m.Size && m.Dst <= size-m.Size
+	}
+	return ok && bits%device.CopyAlignment == 0
 }
 
 // scratchCap is the most bytes one pass gathers: what one storage binding
@@ -122,6 +139,9 @@ func (d *Device) ensureScratch(p *planner) error {
 		d.graveBuffers = append(d.graveBuffers, d.scratch)
 	}
 	d.scratch, d.scratchSize = s, size
+	if d.kernels != nil {
+		d.kernels.table.dropBindGroups() // they bind the old scratch
+	}
 	return nil
 }
 
@@ -167,6 +187,23 @@ type binding struct {
 	window  uint64 // index of the buffer's window
 }
 
+// windowStep returns H, the window step for moves in a buffer of size
+// bytes (0: the buffer fits one binding and is bound whole): the largest
+// power of two at most half of maxBinding, so that a window of 2H bytes
+// fits a binding, H is a multiple of the storage offset alignment align
+// (a power of two, as WebGPU requires) when maxBinding >= 2*align, and
+// a window's index is an offset shifted right.
+func windowStep(size, maxBinding, align uint64) uint64 {
+	if size <= maxBinding {
+		return 0
+	}
+	h := uint64(1) << (bits.Len64(maxBinding/2) - 1)
+	if h < align {
+		return align // a binding smaller than two alignments: no device has one
+	}
+	return h
+}
+
 // Copy kernels a chunk can run on.
 const (
 	kernelWord  = iota // copyWordWGSL: any alignment, word units
@@ -185,7 +222,8 @@ type group struct {
 // groups are in use; those past them keep their entries' memory for the
 // next batch.
 type tableBuilder struct {
-	half uint64 // H, the window step in bytes; 0: one window, the whole buffer
+	half  uint64 // H, the window step in bytes, 0 or a power of two; 0: one window, the whole buffer
+	shift uint   // log2(H) when H > 0
 	// maxEntries is the most entries of a group: its segment must fit
 	// one storage binding.
 	maxEntries int
@@ -248,15 +286,19 @@ func (mt *moveTables) build(p *planner, half, segAlign uint64, maxEntries int) (
 	return phases, mt.encode(phases, segAlign, hostLittleEndian)
 }
 
-// reset returns n empty builders with window step half and groups of at
-// most maxEntries entries.
+// reset returns n empty builders with window step half (0 or a power of
+// two) and groups of at most maxEntries entries.
 func (mt *moveTables) reset(n int, half uint64, maxEntries int) []tableBuilder {
+	if half&(half-1) != 0 {
+		panic(fmt.Sprintf("webgpu: move table: window step %d is not a power of two", half))
+	}
 	for len(mt.phases) < n {
 		mt.phases = append(mt.phases, tableBuilder{})
 	}
+	shift := uint(bits.TrailingZeros64(half))
 	ts := mt.phases[:n]
 	for i := range ts {
-		ts[i].half, ts[i].maxEntries, ts[i].n = half, maxEntries, 0
+		ts[i].half, ts[i].shift, ts[i].maxEntries, ts[i].n = half, shift, maxEntries, 0
 		ts[i].chunk = chunkBytes
 		if mt.chunk != 0 {
 			ts[i].chunk = mt.chunk
@@ -281,13 +323,13 @@ func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64, littleEndia
 		mt.words = make([]uint32, total)
 	}
 	words := mt.words[:total]
-	clear(words)
 	off := uint64(0)
 	for _, t := range phases {
 		for _, g := range t.used() {
-			words[off] = uint32(len(g.entries) / 4)
-			copy(words[off+4:], g.entries)
+			words[off], words[off+1], words[off+2], words[off+3] = uint32(len(g.entries)/4), 0, 0, 0
+			end := off + 4 + uint64(copy(words[off+4:], g.entries))
 			off = alignUp(off*4+segmentBytes(len(g.entries)), segAlign) / 4
+			clear(words[end:off]) // the padding up to the next segment
 		}
 	}
 	if littleEndian {
@@ -307,12 +349,14 @@ func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64, littleEndia
 // and its entries.
 func segmentBytes(words int) uint64 { return 16 + uint64(words)*4 }
 
+// window returns the index of the window a chunk starting at off lies in,
+// and where that window starts.
 func (t *tableBuilder) window(off uint64) (uint64, uint64) {
 	if t.half == 0 {
 		return 0, 0
 	}
-	k := off / t.half
-	return k, k * t.half
+	k := off >> t.shift
+	return k, k << t.shift
 }
 
 // group returns the group for a chunk of kernel from src to dst: the
@@ -375,8 +419,10 @@ func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst u
 		}
 	}
 	g := t.group(kernelVec4, sb, db)
+	e, limit, chunk := g.entries, 4*t.maxEntries, t.chunk
 	for n > 0 {
-		if src >= sEnd || dst >= dEnd || len(g.entries) >= 4*t.maxEntries {
+		if src >= sEnd || dst >= dEnd || len(e) >= limit {
+			g.entries = e
 			for src >= sEnd {
 				sb.window, sBase, sEnd = sb.window+1, sEnd, sEnd+t.half
 			}
@@ -384,11 +430,13 @@ func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst u
 				db.window, dBase, dEnd = db.window+1, dEnd, dEnd+t.half
 			}
 			g = t.group(kernelVec4, sb, db)
+			e = g.entries
 		}
-		c := min(n, t.chunk)
-		g.entries = append(g.entries, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
+		c := min(n, chunk)
+		e = append(e, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
 		src, dst, n = src+c, dst+c, n-c
 	}
+	g.entries = e
 }
 
 func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
@@ -446,12 +494,8 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 // and kept while the buffer, the table buffer and scratch stay the same)
 // at its segment's offset.
 func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
-	half := uint64(0)
-	if b.desc.Size > d.limits.MaxStorageBufferBindingSize {
-		align := uint64(max(d.limits.StorageOffsetAlignment, 256))
-		half = (d.limits.MaxStorageBufferBindingSize / 2) / align * align
-	}
 	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 256))
+	half := windowStep(b.desc.Size, d.limits.MaxStorageBufferBindingSize, segAlign)
 	maxEntries := int((min(d.limits.MaxStorageBufferBindingSize, 16<<20) - 16) / 16)
 	phases, table := d.tables.build(p, half, segAlign, maxEntries)
 	enc, err := d.encoder()
@@ -463,6 +507,7 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 		return err
 	}
 	d.encUsed = true
+	bb := k.table.boundFor(b)
 	pass := enc.BeginComputePass(nil)
 	off := base // of the group's segment in the table buffer, bytes
 	var last *kernel
@@ -475,7 +520,7 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 			case kernelShift:
 				kk = &k.copyShift
 			}
-			bg, err := d.moveBindGroup(k, kk, b, g.kernel, g.src, g.dst, half)
+			bg, err := d.moveBindGroup(k, bb, b, g.src, g.dst, half)
 			if err != nil {
 				_ = pass.TryEnd()
 				pass.Release()
@@ -508,21 +553,35 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 // order puts those writes after the earlier submit's reads). A binding sees
 // size bytes from its dynamic offset, and every table starts in the first
 // half: size is half the buffer.
+//
+// The bind groups are kept per moved buffer, for the last maxBoundBuffers
+// buffers moved, so that a device whose managers sweep several arenas a
+// frame makes none once each has been moved: every one binds buf and the
+// current scratch buffer (a change of either drops them all), and the
+// three move kernels share their layout, so one serves every kernel of a
+// pair of bindings. Those of a released buffer are dropped at the next
+// lookup.
 type moveTableBuffer struct {
-	buf        *wgpu.Buffer
-	size       uint64               // bytes a binding sees
-	capacity   uint64               // bytes of buf
-	enc        *wgpu.CommandEncoder // the encoder whose tables fill the buffer
-	used       uint64               // bytes of enc's tables
-	bindGroups []cachedBindGroup    // made on buf, scratch and bound
-	bound      *wgpu.Buffer         // the moved buffer of bindGroups
-	scratch    *wgpu.Buffer         // the scratch buffer of bindGroups
-	half       uint64               // the window step of bindGroups
+	buf      *wgpu.Buffer
+	size     uint64               // bytes a binding sees
+	capacity uint64               // bytes of buf
+	enc      *wgpu.CommandEncoder // the encoder whose tables fill the buffer
+	used     uint64               // bytes of enc's tables
+	bound    []boundBuffer        // the moved buffers' bind groups, oldest first
+	made     int                  // bind groups made so far (tests count them)
 }
 
-// cachedBindGroup is a move kernel's bind group for one pair of bindings.
+// maxBoundBuffers is the most moved buffers whose bind groups are kept.
+const maxBoundBuffers = 16
+
+// boundBuffer is the bind groups made for moves in one buffer.
+type boundBuffer struct {
+	b      *Buffer
+	groups []cachedBindGroup
+}
+
+// cachedBindGroup is the move kernels' bind group for one pair of bindings.
 type cachedBindGroup struct {
-	kernel   int
 	src, dst binding
 	bg       *wgpu.BindGroup
 }
@@ -538,12 +597,54 @@ func (t *moveTableBuffer) release() {
 	}
 }
 
+// dropBindGroups releases every cached bind group (wgpu keeps one alive
+// while submitted work uses it).
 func (t *moveTableBuffer) dropBindGroups() {
-	for _, c := range t.bindGroups {
+	for i := range t.bound {
+		t.bound[i].release()
+	}
+	clear(t.bound)
+	t.bound = t.bound[:0]
+}
+
+func (bb *boundBuffer) release() {
+	for _, c := range bb.groups {
 		c.bg.Release()
 	}
-	clear(t.bindGroups)
-	t.bindGroups = t.bindGroups[:0]
+	clear(bb.groups)
+	bb.groups = bb.groups[:0]
+}
+
+// boundFor returns the bind groups of b, a new empty set on b's first
+// move since the cache last dropped it. It drops the sets of released
+// buffers, and the oldest set when maxBoundBuffers are kept.
+func (t *moveTableBuffer) boundFor(b *Buffer) *boundBuffer {
+	var found *boundBuffer
+	n := 0
+	for i := range t.bound {
+		bb := t.bound[i]
+		if bb.b.buf == nil { // released: its bind groups name a dead buffer
+			bb.release()
+			continue
+		}
+		t.bound[n] = bb
+		if bb.b == b {
+			found = &t.bound[n]
+		}
+		n++
+	}
+	clear(t.bound[n:])
+	t.bound = t.bound[:n]
+	if found != nil {
+		return found
+	}
+	if len(t.bound) == maxBoundBuffers {
+		t.bound[0].release()
+		copy(t.bound, t.bound[1:])
+		t.bound = t.bound[:len(t.bound)-1]
+	}
+	t.bound = append(t.bound, boundBuffer{b: b})
+	return &t.bound[len(t.bound)-1]
 }
 
 // uploadTable writes table into the table buffer for the pending encoder
@@ -583,22 +684,19 @@ func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64,
 	return base, nil
 }
 
-// moveBindGroup returns the bind group of kernel kk for a dispatch reading
-// src and writing dst, made on the first use of that pair since the moved
-// buffer, scratch or the table buffer last changed.
-func (d *Device) moveBindGroup(k *kernels, kk *kernel, b *Buffer, kernel int, src, dst binding, half uint64) (*wgpu.BindGroup, error) {
+// moveBindGroup returns the move kernels' bind group for a dispatch in bb's
+// buffer b reading src and writing dst, made on the first use of that pair
+// since the table buffer or scratch last changed, or b's bind groups were
+// dropped. half is b's window step (fixed by b's size and the limits).
+func (d *Device) moveBindGroup(k *kernels, bb *boundBuffer, b *Buffer, src, dst binding, half uint64) (*wgpu.BindGroup, error) {
 	t := &k.table
-	if t.bound != b.buf || t.scratch != d.scratch || t.half != half {
-		t.dropBindGroups()
-		t.bound, t.scratch, t.half = b.buf, d.scratch, half
-	}
-	for _, c := range t.bindGroups {
-		if c.kernel == kernel && c.src == src && c.dst == dst {
+	for _, c := range bb.groups {
+		if c.src == src && c.dst == dst {
 			return c.bg, nil
 		}
 	}
 	bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
-		Layout: kk.layout,
+		Layout: k.moveLayout,
 		Entries: []wgpu.BindGroupEntry{
 			{Binding: 0, Buffer: t.buf, Size: t.size},
 			d.bindingEntry(1, b, src, half),
@@ -608,7 +706,8 @@ func (d *Device) moveBindGroup(k *kernels, kk *kernel, b *Buffer, kernel int, sr
 	if err != nil {
 		return nil, d.fail("move: bind group", err)
 	}
-	t.bindGroups = append(t.bindGroups, cachedBindGroup{kernel, src, dst, bg})
+	t.made++
+	bb.groups = append(bb.groups, cachedBindGroup{src, dst, bg})
 	return bg, nil
 }
 

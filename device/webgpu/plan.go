@@ -94,7 +94,11 @@ type span struct{ lo, hi uint64 }
 // planner holds the plan of one batch. Its slices are reused between
 // batches, so a steady stream of batches does not allocate.
 type planner struct {
-	moves  []device.Move // the batch, zero sizes dropped, large moves cut
+	// moves is the batch, zero sizes dropped, large moves cut: the
+	// caller's slice itself when nothing was dropped or cut (read only,
+	// valid until the next plan), else own.
+	moves  []device.Move
+	own    []device.Move // moves when plan rewrote the batch
 	direct []bool        // per move: read in its level, not gathered
 	level  []int32       // per move: the level that writes it
 	passes []int         // pass i is moves[passes[i]:passes[i+1]]
@@ -116,24 +120,13 @@ type segment struct {
 // path, where a move within one buffer cannot be one copy).
 func (p *planner) plan(moves []device.Move, scratchCap uint64, allGathered bool) {
 	piece := scratchCap - 48 // so that gatherCost(piece) <= scratchCap
-	p.moves = p.moves[:0]
-	for _, m := range moves {
-		switch {
-		case m.Size == 0 || m.Src == m.Dst:
-			// Nothing to do: a move onto itself leaves the bytes as they are.
-		case m.Size <= piece:
-			p.moves = append(p.moves, m)
-		case m.Dst < m.Src:
-			for off := uint64(0); off < m.Size; off += piece {
-				n := min(piece, m.Size-off)
-				p.moves = append(p.moves, device.Move{Src: m.Src + off, Dst: m.Dst + off, Size: n})
-			}
-		default:
-			for end := m.Size; end > 0; {
-				n := min(piece, end)
-				end -= n
-				p.moves = append(p.moves, device.Move{Src: m.Src + end, Dst: m.Dst + end, Size: n})
-			}
+	// Most batches (every compaction's) need no move dropped or cut:
+	// then the plan reads the caller's moves, copying none.
+	p.moves = moves
+	for i, m := range moves {
+		if m.Size == 0 || m.Src == m.Dst || m.Size > piece {
+			p.moves = p.rewrite(moves, i, piece)
+			break
 		}
 	}
 	n := len(p.moves)
@@ -163,6 +156,33 @@ func (p *planner) plan(moves []device.Move, scratchCap uint64, allGathered bool)
 		p.insert(span{m.Dst, m.Dst + m.Size})
 	}
 	p.closePass(start, n, scratchCap, allGathered)
+}
+
+// rewrite returns moves with zero sizes and moves onto themselves dropped
+// and moves larger than piece cut, in p.own; moves[:from] need neither.
+func (p *planner) rewrite(moves []device.Move, from int, piece uint64) []device.Move {
+	out := append(p.own[:0], moves[:from]...)
+	for _, m := range moves[from:] {
+		switch {
+		case m.Size == 0 || m.Src == m.Dst:
+			// Nothing to do: a move onto itself leaves the bytes as they are.
+		case m.Size <= piece:
+			out = append(out, m)
+		case m.Dst < m.Src:
+			for off := uint64(0); off < m.Size; off += piece {
+				n := min(piece, m.Size-off)
+				out = append(out, device.Move{Src: m.Src + off, Dst: m.Dst + off, Size: n})
+			}
+		default:
+			for end := m.Size; end > 0; {
+				n := min(piece, end)
+				end -= n
+				out = append(out, device.Move{Src: m.Src + end, Dst: m.Dst + end, Size: n})
+			}
+		}
+	}
+	p.own = out
+	return out
 }
 
 // sweep plans the batch as one pass, as closePass would, and reports true,
