@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/budget"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/device/webgpu"
@@ -80,6 +81,23 @@ percentile, over the whole run and its second half. At -scale 300 -speed
 0.004 about 1.1 GiB is resident and over 64 MiB streams in a second at 60
 frames a second.
 
+-unload N ends the run with a zone unload: the camera stops, the view
+narrows to the zone under it, so the other zones in view unload (most of
+what is loaded), nothing streams in any more, and N more frames run with
+shrinking on: mesh slabs and meshlet arenas whose occupancy stays low (60%
+and 45%) for 60 frames move into smaller buffers, and the texture pages no
+texture uses any more are released. The summary gives, per manager, the
+bytes its buffers hold against those its data occupies, before and after,
+and the frame from which they hold at most 1.15 times it.
+
+-budget SIZE puts the managers under one byte limit (package budget): each
+makes its buffers and textures through an account of its own, and a
+request that would pass the limit first asks the others for memory back
+(the pool's idle buffers, then mesh slabs and meshlet arenas shrinking,
+then empty texture pages); one that still does not fit ends the run with
+the error. The summary, the dumps and the report show usage against the
+limit.
+
 The device is webgpu when an adapter is found, else host (pure Go memory);
 -device picks one: host, webgpu, or webgpu on a backend (vulkan, metal on
 macOS, dx12 on Windows, gl), as in gpumem devbench.
@@ -100,6 +118,11 @@ type demoConfig struct {
 	// speed is the camera's speed in zones a frame; the meshes' level of
 	// detail changes and rewrites go with it.
 	speed float64
+	// unload is the number of frames of the zone unload after the
+	// streaming frames (0: none); budget the byte limit over the managers
+	// (0: none).
+	unload int
+	budget uint64
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
@@ -117,6 +140,12 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.dump, "dump", "", "write the last frame's JSON dump to `FILE` (for gpumem map)")
 	fs.IntVar(&cfg.scale, "scale", 1, "`N` times the meshes, meshlet batches, textures and per-draw constants of the scene, and what may stream in a frame")
 	fs.Float64Var(&cfg.speed, "speed", demoSpeed, "the camera moves `Z` zones a frame (the meshes' changes of detail and rewrites go with it): what streams in a second is about proportional to scale times speed")
+	fs.IntVar(&cfg.unload, "unload", 0, "end with a zone unload and `N` frames of shrinking after it (see above)")
+	fs.Func("budget", "keep the managers under one limit of `SIZE` bytes (64MiB, 512KiB; a bare number is MiB)", func(s string) error {
+		n, err := parseSize(s)
+		cfg.budget = n
+		return err
+	})
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -130,6 +159,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return usagef("-scale %d: want 1 to %d", cfg.scale, maxScale)
 	case !(cfg.speed > 0 && cfg.speed <= 1): // NaN too
 		return usagef("-speed %v: want above 0, at most 1", cfg.speed)
+	case cfg.unload < 0 || cfg.unload > 100000:
+		return usagef("-unload %d: want 0 to 100000", cfg.unload)
 	}
 	if err := checkDevice(cfg.device, true); err != nil {
 		return err
@@ -255,6 +286,9 @@ type frameState struct {
 	// names maps an owner's name in the managers' memory (a handle) to
 	// the scene's name for it ("zone3/mesh12"), for the maps.
 	names map[string]string
+	// noLoads stops streaming in (the zone unload's frames), and
+	// shrinkPages has the texture registry release its empty pages.
+	noLoads, shrinkPages bool
 }
 
 // stopwatch sums the time spent in gpumem's calls: start before a call,
@@ -353,6 +387,8 @@ type frameRecord struct {
 	streamed uint64
 	// byCategory is the capacity held for each of categories.
 	byCategory []uint64
+	// budget is the budget's usage at the frame's end (with -budget).
+	budget uint64
 	// rebind lists the buffers replaced or added in the frame (growths,
 	// new slabs, new texture pages): bind groups that use them need
 	// rebuilding.
@@ -376,12 +412,22 @@ type demoResult struct {
 	last    inspect.Dump
 	total   time.Duration
 	limits  device.Limits
+	unload  *unloadResult // with -unload
+	usage   *budget.Usage // the budget's at the end, with -budget
 }
 
 // simulate runs the scene for cfg.frames frames on dev.
 func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress) (*demoResult, error) {
 	sw := &stopwatch{}
-	ws, err := newWorkloads(dev, cfg.scale, sw)
+	wo := workloadOptions{dev: dev, shrink: cfg.unload > 0, accounts: map[string]*budget.Account{}}
+	if cfg.budget > 0 {
+		b, err := budget.New(dev, budget.Options{Bytes: cfg.budget})
+		if err != nil {
+			return nil, err
+		}
+		wo.budget = b
+	}
+	ws, err := newWorkloads(dev, cfg.scale, sw, &wo)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +444,8 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x9e3779b97f4a7c15))
 	names := map[string]string{}
 	rename := func(r inspect.Region) string { return names[r.Name] }
-	mapAt := map[int]bool{1: true, (cfg.frames + 1) / 2: true, cfg.frames: true}
+	total := cfg.frames + cfg.unload
+	mapAt := map[int]bool{1: true, (cfg.frames + 1) / 2: true, cfg.frames: true, total: true}
 	prog.start("demo")
 	// busiest is the dump of the first frame with the most moves: its map
 	// shows the sweep at work (moving allocations are striped).
@@ -406,15 +453,28 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	var busiestMoves uint64
 	var written, streamed, readBack uint64
 	start := time.Now()
-	for n := 1; n <= cfg.frames; n++ {
+	for n := 1; n <= total; n++ {
 		t0 := time.Now()
 		sw.d = 0
 		f := &frameState{n: n, rng: rng, seed: cfg.seed, scale: cfg.scale, churn: cfg.speed / demoSpeed, gpumem: sw, names: names}
-		cam := float64(n-1) * cfg.speed
+		cam, radius := float64(n-1)*cfg.speed, float64(demoViewRadius)
+		if n > cfg.frames {
+			// The zone unload: the camera stops where it was, the view
+			// narrows to the zone under it, nothing streams in, and the
+			// meshes change no more.
+			cam, radius = float64(cfg.frames-1)*cfg.speed, demoUnloadView
+			f.churn, f.noLoads, f.shrinkPages = 0, true, true
+		}
 		for z := range demoZones {
 			d := math.Abs(float64(z) - math.Mod(cam, demoZones))
 			d = min(d, demoZones-d)
-			f.inView[z] = d <= demoViewRadius
+			f.inView[z] = d <= radius
+			if n == cfg.frames+1 && !f.inView[z] && d <= demoViewRadius {
+				res.unload.zones++
+			}
+		}
+		if n == cfg.frames+1 {
+			res.unload.items = liveItems(ws)
 		}
 		for _, w := range ws {
 			if err := w.frame(f); err != nil {
@@ -438,9 +498,20 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			res.spot += c
 		}
 		rec := frameRecord{dur: time.Since(t0), gpumem: sw.d}
+		if n == cfg.frames && cfg.unload > 0 {
+			res.unload = &unloadResult{at: n + 1, frames: [][]holding{holdings(ws)}}
+		}
+		if n > cfg.frames {
+			res.unload.frames = append(res.unload.frames, holdings(ws))
+			res.unload.after = liveItems(ws)
+		}
 
 		// The frame's memory, as the managers show it.
 		d := inspect.Snapshot(devName, "frame "+strconv.Itoa(n), holders...)
+		if wo.budget != nil {
+			u := wo.budget.Usage()
+			d.Budget, rec.budget = &u, u.Bytes
+		}
 		d.Rename(rename)
 		d.MarkMoved(&prev)
 		for _, w := range ws {
@@ -472,7 +543,7 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			busiestMoves, busiest = r.moves, d
 		}
 		prev = d
-		prog.show(bar(n, cfg.frames))
+		prog.show(bar(n, total))
 	}
 	prog.clear()
 	if err := dev.Wait(); err != nil {
@@ -488,6 +559,13 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	}
 	for _, w := range ws {
 		res.notes = append(res.notes, w.notes()...)
+		if t, ok := w.(*textureWorkload); ok && res.unload != nil {
+			res.unload.released = t.r.Stats().BytesReleased
+		}
+	}
+	if wo.budget != nil {
+		u := wo.budget.Usage()
+		res.usage = &u
 	}
 	res.last = res.maps[len(res.maps)-1]
 	if busiestMoves > 0 {
@@ -557,17 +635,22 @@ func bar(n, total int) string {
 
 // newWorkloads returns the scene's workloads at scale. The pool's comes
 // last in the summary but is made first: the others read back through it.
-func newWorkloads(dev device.Device, scale int, sw *stopwatch) ([]workload, error) {
-	rb, err := newReadbackWorkload(dev, scale, sw)
+//
+// With a budget, each manager makes its buffers through an account of its
+// own (the ring's two allocators share one), made in the order their
+// reclaimers are to run: the pool's idle buffers first, then mesh slabs
+// and meshlet arenas shrink, then empty texture pages go.
+func newWorkloads(dev device.Device, scale int, sw *stopwatch, o *workloadOptions) ([]workload, error) {
+	rb, err := newReadbackWorkload(dev, scale, sw, o)
 	if err != nil {
 		return nil, err
 	}
 	var ws []workload
-	gpu := &lagged{Device: dev, sw: sw} // the device as the ring's allocators see it
+	gpu := &lagged{Device: o.device("ring"), sw: sw} // the device as the ring's allocators see it
 	for _, mk := range []func() (workload, error){
-		func() (workload, error) { return newMeshWorkload(dev, scale, rb) },
-		func() (workload, error) { return newMeshletWorkload(dev, scale, rb) },
-		func() (workload, error) { return newTextureWorkload(dev, scale) },
+		func() (workload, error) { return newMeshWorkload(dev, scale, rb, o) },
+		func() (workload, error) { return newMeshletWorkload(dev, scale, rb, o) },
+		func() (workload, error) { return newTextureWorkload(dev, scale, o) },
 		func() (workload, error) { return newConstantsWorkload(gpu, scale, rb) },
 		func() (workload, error) { return newScratchWorkload(gpu, rb) },
 	} {
@@ -580,6 +663,13 @@ func newWorkloads(dev device.Device, scale int, sw *stopwatch) ([]workload, erro
 			return nil, err
 		}
 		ws = append(ws, w)
+	}
+	if o.err != nil {
+		for i := len(ws) - 1; i >= 0; i-- {
+			ws[i].release()
+		}
+		rb.release()
+		return nil, o.err
 	}
 	return append(ws, rb), nil
 }
@@ -680,6 +770,12 @@ func (r *demoResult) writeSummary(w io.Writer) {
 	if r.cfg.scale > 1 {
 		scale = fmt.Sprintf(", scale %d", r.cfg.scale)
 	}
+	if r.cfg.unload > 0 {
+		scale += fmt.Sprintf(", then %d of a zone unload", r.cfg.unload)
+	}
+	if r.cfg.budget > 0 {
+		scale += ", budget " + inspect.FormatBytes(r.cfg.budget)
+	}
 	fmt.Fprintf(w, "gpumem demo: %d frames, seed %d%s, on %s\n\n", r.cfg.frames, r.cfg.seed, scale, r.device)
 	// One row per group of buffers of the last frame, in the dump's order.
 	var names []string
@@ -758,6 +854,13 @@ func (r *demoResult) writeSummary(w io.Writer) {
 	times("all frames", r.records)
 	times("second half", r.records[nf/2:])
 	fmt.Fprintln(w, "  (the rest of a frame is the demo's: making data, checks read back, bookkeeping; timings vary from run to run)")
+	if r.unload != nil {
+		r.unload.write(w)
+	}
+	if r.usage != nil {
+		d := inspect.Dump{Budget: r.usage}
+		fmt.Fprintf(w, "\n%s\n", d.BudgetLine())
+	}
 	fmt.Fprintf(w, "read back: %d items spot-checked during the run, and all %d live meshes, batches, textures and blocks of frames in flight at the end: every byte intact\n", r.spot, r.final)
 }
 

@@ -111,17 +111,33 @@ type meshSpec struct {
 	format     mesh.IndexFormat
 }
 
-func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload) (*meshWorkload, error) {
+func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *workloadOptions) (*meshWorkload, error) {
 	w := &meshWorkload{rb: rb, scale: scale, moved: map[string]string{}, handles: map[string]string{}, replaced: map[string]bool{}}
 	// Small slabs, so that the run shows growth, several slabs of a
 	// layout and their release; at scale, slabs as much larger as the
 	// scene (up to 256 MiB), so their number stays about the same.
 	maxSlab := min(uint64(scale)<<20, 256<<20)
-	a, err := mesh.New(dev, mesh.Options{Label: "meshes", MinSlabBytes: maxSlab / 4, MaxSlabBytes: maxSlab})
+	opts := mesh.Options{Label: "meshes", MinSlabBytes: maxSlab / 4, MaxSlabBytes: maxSlab}
+	if o.shrink {
+		opts.ShrinkBelow, opts.ShrinkAfter = demoMeshShrinkBelow, demoShrinkAfter
+		// A slab shrinks no lower than the size it starts at.
+		opts.MinSlabBytes = maxSlab / 16
+	}
+	a, err := mesh.New(o.device("meshes"), opts)
 	if err != nil {
 		return nil, err
 	}
 	w.a = a
+	o.reclaim("meshes", func(uint64) {
+		// What the shrink moves, the frame's map shows moving: Moved
+		// says so, also when the smaller buffer was refused (the slabs
+		// are compacted then).
+		_ = a.Shrink()
+		for _, h := range a.Moved() {
+			w.moved[h.String()] = ""
+			w.reported++
+		}
+	})
 	return w, nil
 }
 
@@ -161,6 +177,9 @@ func (w *meshWorkload) frame(f *frameState) error {
 	// Stream in, nearest zones first (in zone order, which is
 	// deterministic).
 	budget := meshLoads * w.scale
+	if f.noLoads {
+		budget = 0
+	}
 	for z := range demoZones {
 		zn := &w.zones[z]
 		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.specs) {
@@ -299,7 +318,13 @@ func (w *meshWorkload) checkOne(m *demoMesh) error {
 		l := m.layout(mesh.Kind(k))
 		arr := [2][]byte{want.Vertices, want.Indices}[k]
 		got := make([]byte, uint64(l.Slots(s.Len()))*uint64(l.SlotBytes()))
-		if err := w.rb.read(s.Buffer, uint64(s.Start)*uint64(l.ElemBytes), got); err != nil {
+		// Located again once the read-back buffer is leased: see readAt.
+		locate := func() (device.Buffer, uint64, error) {
+			v, i, err := w.a.Slices(m.h)
+			s = [2]mesh.Slice{v, i}[k]
+			return s.Buffer, uint64(s.Start) * uint64(l.ElemBytes), err
+		}
+		if err := w.rb.readAt(locate, got); err != nil {
 			return fmt.Errorf("%s: read back %v: %w", m.name, l, err)
 		}
 		if !bytes.Equal(got[:len(arr)], arr) {

@@ -45,18 +45,25 @@ type meshletZone struct {
 	loaded []*meshletBatch
 }
 
-func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload) (*meshletWorkload, error) {
+func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload, o *workloadOptions) (*meshletWorkload, error) {
 	w := &meshletWorkload{rb: rb, scale: scale}
 	maxWords := uint32(min(dev.Limits().MaxBufferSize/4/2, math.MaxUint32))
-	m, err := meshlet.New(dev, meshlet.Options{Label: "meshlets", RowWords: meshletRowWords, AddressWord: 0,
+	opts := meshlet.Options{Label: "meshlets", RowWords: meshletRowWords, AddressWord: 0,
 		Data:   arena.Options{InitialElems: min(uint32(scale)*128<<10, maxWords), RoundToBins: true},
 		Rows:   arena.Options{InitialElems: uint32(scale) * 4 << 10, RoundToBins: true},
 		Budget: demoBudget,
-	})
+	}
+	if o.shrink {
+		opts.ShrinkBelow, opts.ShrinkAfter = demoMeshletShrinkBelow, demoShrinkAfter
+		// The arenas shrink to a sixteenth of where they start at least.
+		opts.Data.MinElems, opts.Rows.MinElems = opts.Data.InitialElems/16, opts.Rows.InitialElems/16
+	}
+	m, err := meshlet.New(o.device("meshlets"), opts)
 	if err != nil {
 		return nil, err
 	}
 	w.m = m
+	o.reclaim("meshlets", func(uint64) { _, _ = m.Shrink() })
 	return w, nil
 }
 
@@ -90,6 +97,9 @@ func (w *meshletWorkload) frame(f *frameState) error {
 		}
 	}
 	budget := 3 * w.scale
+	if f.noLoads {
+		budget = 0
+	}
 	for z := range demoZones {
 		zn := &w.zones[z]
 		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.sizes) {
@@ -168,20 +178,30 @@ func (w *meshletWorkload) check(rng *rand.Rand, n int) (int, error) {
 // row as written but for its address word, which must be the data's
 // offset now plus the row's relative address.
 func (w *meshletWorkload) checkOne(b *meshletBatch) error {
-	p, err := w.m.Lookup(b.h)
-	if err != nil {
-		return err
+	// Each read locates the batch once its read-back buffer is leased
+	// (see readAt); the rows' address words are those of the data's place
+	// when the rows are read.
+	var p meshlet.Placement
+	locate := func(rowsBuf bool) func() (device.Buffer, uint64, error) {
+		return func() (device.Buffer, uint64, error) {
+			var err error
+			p, err = w.m.Lookup(b.h)
+			data, rows := w.m.Buffers()
+			if rowsBuf {
+				return rows, 4 * meshletRowWords * uint64(p.RowOffset), err
+			}
+			return data, 4 * uint64(p.DataOffset), err
+		}
 	}
-	data, rows := w.m.Buffers()
 	got := make([]byte, 4*b.words)
-	if err := w.rb.read(data, 4*uint64(p.DataOffset), got); err != nil {
+	if err := w.rb.readAt(locate(false), got); err != nil {
 		return err
 	}
 	if err := verify(got, b.tag, b.name+" data"); err != nil {
 		return err
 	}
 	rb := make([]byte, 4*meshletRowWords*len(b.rel))
-	if err := w.rb.read(rows, 4*meshletRowWords*uint64(p.RowOffset), rb); err != nil {
+	if err := w.rb.readAt(locate(true), rb); err != nil {
 		return err
 	}
 	for i, rel := range b.rel {

@@ -35,7 +35,8 @@ type readbackWorkload struct {
 	evicts int    // evicted by age
 }
 
-func newReadbackWorkload(dev device.Device, scale int, sw *stopwatch) (*readbackWorkload, error) {
+func newReadbackWorkload(dev device.Device, scale int, sw *stopwatch, o *workloadOptions) (*readbackWorkload, error) {
+	dev = o.device("pool")
 	w := &readbackWorkload{dev: dev, sw: sw}
 	p, err := pool.New(dev, pool.Options{Label: "pool/readback", BudgetBytes: uint64(scale) * readbackBudgetBytes,
 		MaxIdle: readbackMaxIdleFrames * time.Second,
@@ -44,12 +45,21 @@ func newReadbackWorkload(dev device.Device, scale int, sw *stopwatch) (*readback
 		return nil, err
 	}
 	w.p = p
+	o.reclaim("pool", func(uint64) { p.Trim(0) }) // idle buffers go first
 	return w, nil
 }
 
 // read fills dst with buf's bytes from off through a leased buffer: buf
 // needs CopySrc; off and len(dst) are multiples of 4.
 func (w *readbackWorkload) read(buf device.Buffer, off uint64, dst []byte) error {
+	return w.readAt(func() (device.Buffer, uint64, error) { return buf, off, nil }, dst)
+}
+
+// readAt is read of the buffer and offset locate returns, called once the
+// read-back buffer is leased: under a budget, the lease may have had
+// another manager shrink (its reclaimer), which moves its data and
+// replaces its buffers.
+func (w *readbackWorkload) readAt(locate func() (device.Buffer, uint64, error), dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -59,7 +69,10 @@ func (w *readbackWorkload) read(buf device.Buffer, off uint64, dst []byte) error
 	if err != nil {
 		return fmt.Errorf("lease a read-back buffer of %d bytes: %w", len(dst), err)
 	}
-	err = w.dev.CopyBuffer(buf, off, l.Buffer(), 0, uint64(len(dst)))
+	buf, off, err := locate()
+	if err == nil {
+		err = w.dev.CopyBuffer(buf, off, l.Buffer(), 0, uint64(len(dst)))
+	}
 	if err == nil {
 		err = w.dev.ReadBuffer(l.Buffer(), 0, dst)
 	}

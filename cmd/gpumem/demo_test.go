@@ -172,6 +172,8 @@ func TestDemoUsage(t *testing.T) {
 		{[]string{"demo", "-speed", "0"}, 2, "-speed 0"},
 		{[]string{"demo", "-speed", "NaN"}, 2, "-speed NaN"},
 		{[]string{"demo", "extra"}, 2, "unexpected arguments: extra"},
+		{[]string{"demo", "-unload", "-1"}, 2, "-unload -1"},
+		{[]string{"demo", "-budget", "lots"}, 2, `"lots": want a size`},
 		{[]string{"demo", "-nope"}, 2, "flag provided but not defined"},
 		{[]string{"demo", "-h"}, 0, "usage: gpumem demo"},
 		{[]string{"demo", "-device", "host", "-frames", "2", "-o", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, 1, "no such file"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
 )
 
@@ -61,12 +62,14 @@ type textureZone struct {
 	loaded []*demoTexture
 }
 
-func newTextureWorkload(dev device.Device, scale int) (*textureWorkload, error) {
+func newTextureWorkload(dev device.Device, scale int, o *workloadOptions) (*textureWorkload, error) {
+	dev = o.device("textures")
 	layers := min(uint32(scale)*textureLayersPerPage, dev.Limits().MaxArrayLayers)
 	r, err := bindless.New[string](dev, bindless.Options{Label: "textures/", LayersPerPage: layers, MaxPages: textureMaxPages * (1 + scale/32)})
 	if err != nil {
 		return nil, err
 	}
+	o.reclaim("textures", func(uint64) { _, _ = r.Shrink() })
 	return &textureWorkload{dev: dev, r: r, scale: scale, version: r.Version()}, nil
 }
 
@@ -105,6 +108,9 @@ func (w *textureWorkload) frame(f *frameState) error {
 		}
 	}
 	budget := textureLoads * w.scale
+	if f.noLoads {
+		budget = 0
+	}
 	for z := range demoZones {
 		zn := &w.zones[z]
 		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.sizes) {
@@ -123,6 +129,15 @@ func (w *textureWorkload) frame(f *frameState) error {
 			w.live = append(w.live, t)
 			zn.loaded = append(zn.loaded, t)
 			budget--
+		}
+	}
+	if f.shrinkPages {
+		// A level change: the pages no texture uses any more go.
+		tm := f.gpumem.start()
+		_, err := w.r.Shrink()
+		f.gpumem.stop(tm)
+		if err != nil {
+			return fmt.Errorf("shrink the texture pages: %w", err)
 		}
 	}
 	if v := w.r.Version(); v != w.version {
@@ -159,10 +174,18 @@ func (w *textureWorkload) checkOne(t *demoTexture) error {
 
 func (w *textureWorkload) notes() []string {
 	st := w.r.Stats()
+	vacant := ""
+	if st.Vacant > 0 {
+		vacant = fmt.Sprintf(" (%d vacant)", st.Vacant)
+	}
+	released := ""
+	if st.PagesReleased > 0 {
+		released = fmt.Sprintf("; %d pages released (%s)", st.PagesReleased, inspect.FormatBytes(st.BytesReleased))
+	}
 	return []string{
-		fmt.Sprintf("textures: %d registered, %d unregistered; %d pages (binding slots 0-%d) in %d buckets, %d layers:",
-			w.registered, w.unregistered, st.Pages, st.Pages-1, st.Buckets, st.Layers),
-		fmt.Sprintf("  %d registered, %d defaults, %d free for reuse; layout version %d (%d bind-group rebuilds)",
-			st.Registered, st.Builtin, st.FreeLayers, st.Version, w.versions),
+		fmt.Sprintf("textures: %d registered, %d unregistered; %d pages%s (binding slots 0-%d) in %d buckets, %d layers:",
+			w.registered, w.unregistered, st.Pages, vacant, st.Pages-1, st.Buckets, st.Layers),
+		fmt.Sprintf("  %d registered, %d defaults, %d free for reuse; layout version %d (%d bind-group rebuilds)%s",
+			st.Registered, st.Builtin, st.FreeLayers, st.Version, w.versions, released),
 	}
 }

@@ -70,6 +70,17 @@ func (r *demoResult) writeReport(w io.Writer) error {
 			{Name: "gpumem's calls (Flush, Sweep, ring, pool, registry)", Color: inspect.KindColor("vertex"), Fill: true, Values: series(func(f frameRecord) float64 { return float64(f.gpumem) / float64(time.Millisecond) })},
 		}}},
 	}
+	if r.usage != nil {
+		u := r.usage
+		plots = append(plots, struct {
+			id string
+			p  inspect.Plot
+		}{"plot-budget", inspect.Plot{Title: fmt.Sprintf("Budget: the managers' usage against the limit of %s", inspect.FormatBytes(u.Limit)), Unit: inspect.UnitBytes, FirstX: 1, XLabel: "frame", Series: []inspect.Series{
+			{Name: "limit", Color: "#c0392b", Values: series(func(frameRecord) float64 { return float64(u.Limit) })},
+			{Name: "pressure level", Color: "#909ca8", Dash: true, Values: series(func(frameRecord) float64 { return float64(u.Pressure) })},
+			{Name: "usage", Color: inspect.KindColor("vertex"), Fill: true, Values: series(func(f frameRecord) float64 { return float64(f.budget) })},
+		}}})
+	}
 	var plotSecs []plotSection
 	for i := range plots {
 		plotSecs = append(plotSecs, plotSection{plots[i].id, plots[i].p.Title, plots[i].p.SVG()})
@@ -94,6 +105,9 @@ func (r *demoResult) writeReport(w io.Writer) error {
 		note := r.frameNote(f, d)
 		if idle != "" {
 			note += " " + idle
+		}
+		if l := d.BudgetLine(); l != "" {
+			note += " " + l
 		}
 		maps = append(maps, mapSection{ID: "frame-" + strconv.Itoa(f), Label: d.Label, Frame: note, SVG: svg, Table: table})
 	}
@@ -127,6 +141,7 @@ func drawn(d *inspect.Dump) (*inspect.Dump, string) {
 		return d, ""
 	}
 	k := inspect.New(d.Device, d.Label, keep...)
+	k.Budget = d.Budget
 	return &k, fmt.Sprintf("Not drawn: the pool's %d idle read-back buffers (%s).", n, inspect.FormatBytes(bytes))
 }
 
