@@ -189,19 +189,17 @@ type binding struct {
 
 // windowStep returns H, the window step for moves in a buffer of size
 // bytes (0: the buffer fits one binding and is bound whole): the largest
-// power of two at most half of maxBinding, so that a window of 2H bytes
-// fits a binding, H is a multiple of the storage offset alignment align
-// (a power of two, as WebGPU requires) when maxBinding >= 2*align, and
-// a window's index is an offset shifted right.
+// multiple of the storage offset alignment align at most half of
+// maxBinding, so that a window of 2H bytes fits a binding. Where
+// maxBinding is a power of two (WebGPU's default, 128 MiB, and 2 GiB on
+// some Vulkan drivers) so is H, and a window's index is a shift; other
+// limits (2 GiB - 1 on others) keep the largest step, with a division
+// per run of chunks, rather than halve it and double the windows.
 func windowStep(size, maxBinding, align uint64) uint64 {
 	if size <= maxBinding {
 		return 0
 	}
-	h := uint64(1) << (bits.Len64(maxBinding/2) - 1)
-	if h < align {
-		return align // a binding smaller than two alignments: no device has one
-	}
-	return h
+	return max((maxBinding/2)/align*align, align)
 }
 
 // Copy kernels a chunk can run on.
@@ -222,8 +220,8 @@ type group struct {
 // groups are in use; those past them keep their entries' memory for the
 // next batch.
 type tableBuilder struct {
-	half  uint64 // H, the window step in bytes, 0 or a power of two; 0: one window, the whole buffer
-	shift uint   // log2(H) when H > 0
+	half  uint64 // H, the window step in bytes; 0: one window, the whole buffer
+	shift uint   // log2(H) when H is a power of two, else 0
 	// maxEntries is the most entries of a group: its segment must fit
 	// one storage binding.
 	maxEntries int
@@ -286,16 +284,16 @@ func (mt *moveTables) build(p *planner, half, segAlign uint64, maxEntries int) (
 	return phases, mt.encode(phases, segAlign, hostLittleEndian)
 }
 
-// reset returns n empty builders with window step half (0 or a power of
-// two) and groups of at most maxEntries entries.
+// reset returns n empty builders with window step half and groups of at
+// most maxEntries entries.
 func (mt *moveTables) reset(n int, half uint64, maxEntries int) []tableBuilder {
-	if half&(half-1) != 0 {
-		panic(fmt.Sprintf("webgpu: move table: window step %d is not a power of two", half))
-	}
 	for len(mt.phases) < n {
 		mt.phases = append(mt.phases, tableBuilder{})
 	}
-	shift := uint(bits.TrailingZeros64(half))
+	shift := uint(0)
+	if half > 1 && half&(half-1) == 0 {
+		shift = uint(bits.TrailingZeros64(half))
+	}
 	ts := mt.phases[:n]
 	for i := range ts {
 		ts[i].half, ts[i].shift, ts[i].maxEntries, ts[i].n = half, shift, maxEntries, 0
@@ -355,8 +353,12 @@ func (t *tableBuilder) window(off uint64) (uint64, uint64) {
 	if t.half == 0 {
 		return 0, 0
 	}
-	k := off >> t.shift
-	return k, k << t.shift
+	if t.shift != 0 {
+		k := off >> t.shift
+		return k, k << t.shift
+	}
+	k := off / t.half
+	return k, k * t.half
 }
 
 // group returns the group for a chunk of kernel from src to dst: the
@@ -569,6 +571,7 @@ type moveTableBuffer struct {
 	used     uint64               // bytes of enc's tables
 	bound    []boundBuffer        // the moved buffers' bind groups, oldest first
 	made     int                  // bind groups made so far (tests count them)
+	buffers  int                  // table buffers made so far (tests count them)
 }
 
 // maxBoundBuffers is the most moved buffers whose bind groups are kept.
@@ -650,7 +653,11 @@ func (t *moveTableBuffer) boundFor(b *Buffer) *boundBuffer {
 // uploadTable writes table into the table buffer for the pending encoder
 // and returns its offset, a multiple of segAlign. It grows the buffer
 // (the old one is destroyed once the GPU is done with it) when the
-// encoder's tables outgrow its first half.
+// encoder's tables outgrow its first half: to twice its size at least, so
+// that a run of batches recorded into one encoder (several arenas swept in
+// a frame, devbench's back-to-back batches) settles, after a few doublings,
+// on one buffer and one set of bind groups, instead of a new buffer for
+// every batch past the first.
 func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64, error) {
 	t := &k.table
 	if t.enc != d.enc {
@@ -658,7 +665,7 @@ func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64,
 	}
 	base := alignUp(t.used, segAlign)
 	if t.buf == nil || base+uint64(len(table)) > t.capacity-t.size {
-		size := alignUp(max(2*uint64(len(table)), 2*t.size, 64<<10), 256)
+		size := alignUp(max(2*uint64(len(table)), 2*t.capacity, 64<<10), 256)
 		if size > d.limits.MaxBufferSize {
 			return 0, fmt.Errorf("webgpu: move: a table of %d bytes, more than a buffer holds (%d): %w", len(table), d.limits.MaxBufferSize, device.ErrInvalidUsage)
 		}
@@ -675,6 +682,7 @@ func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64,
 		}
 		t.dropBindGroups()
 		t.buf, t.capacity, base = buf, size, 0
+		t.buffers++
 		t.size = min(size/2, d.limits.MaxStorageBufferBindingSize&^255)
 	}
 	if err := d.writeQueue(t.buf, base, table); err != nil {

@@ -91,24 +91,26 @@ func TestPlanLeavesBatch(t *testing.T) {
 }
 
 // TestWindowStep checks the window step of the compute path: none for a
-// buffer one binding sees, else a power of two that is a multiple of the
-// alignment and whose windows of two steps fit a binding.
+// buffer one binding sees, else the largest multiple of the alignment
+// whose windows of two steps fit a binding (a power of two where the
+// binding limit is one).
 func TestWindowStep(t *testing.T) {
 	for _, c := range []struct{ size, binding, align, want uint64 }{
 		{128 << 20, 128 << 20, 256, 0},
 		{128<<20 + 4, 128 << 20, 256, 64 << 20},
 		{512 << 20, 128 << 20, 256, 64 << 20},
 		{1 << 30, 1<<31 - 1, 256, 0},
-		{4 << 30, 1<<32 - 1, 256, 1 << 30},
-		{4 << 30, 3 << 29, 256, 1 << 29},
-		{1 << 20, 100 << 10, 256, 32 << 10},
+		{4 << 30, 1 << 31, 256, 1 << 30},
+		{2 << 30, 1<<31 - 1, 256, 1<<30 - 256},
+		{4 << 30, 3 << 29, 256, 3 << 28},
+		{1 << 20, 100 << 10, 256, 50 << 10},
 	} {
 		got := windowStep(c.size, c.binding, c.align)
 		if got != c.want {
 			t.Errorf("windowStep(%d, %d, %d) = %d, want %d", c.size, c.binding, c.align, got, c.want)
 		}
-		if got != 0 && (got&(got-1) != 0 || got%c.align != 0 || 2*got > c.binding) {
-			t.Errorf("windowStep(%d, %d, %d) = %d: not a power of two, a multiple of the alignment, half a binding at most", c.size, c.binding, c.align, got)
+		if got != 0 && (got%c.align != 0 || 2*got > c.binding || c.binding&(c.binding-1) == 0 && got&(got-1) != 0) {
+			t.Errorf("windowStep(%d, %d, %d) = %d: not a multiple of the alignment, half a binding at most, a power of two where the binding is one", c.size, c.binding, c.align, got)
 		}
 	}
 }
@@ -197,5 +199,125 @@ func TestMoveBindGroupsPerBuffer(t *testing.T) {
 	}
 	if !slices.Equal(got, want[1]) {
 		t.Fatal("bytes differ from the moves done in order after scratch grew")
+	}
+}
+
+// TestMoveTablesWindows builds the compaction batch's table with window
+// steps that are a power of two (a shift finds the window) and that are
+// not (a division does), and checks that every entry of a direct move,
+// its offsets taken back to the buffer through its group's windows, lies
+// inside both windows and copies bytes of one move to where that move
+// puts them, and that the entries copy every byte of the batch.
+func TestMoveTablesWindows(t *testing.T) {
+	moves := compactionMoves(rand.New(rand.NewPCG(5, 6)))
+	var p planner
+	var mt moveTables
+	for _, half := range []uint64{64 << 20, 48<<20 + 256, 20<<20 + 4096} {
+		p.plan(moves, 128<<20, false)
+		byDst := slices.Clone(p.moves)
+		slices.SortFunc(byDst, func(a, b device.Move) int { return int(int64(a.Dst) - int64(b.Dst)) })
+		phases, _ := mt.build(&p, half, 256, 1<<20)
+		var copied, want uint64
+		for i := range p.numPasses() {
+			ms, direct, _, _ := p.pass(i)
+			for j, m := range ms {
+				want += m.Size
+				if !direct[j] {
+					want += m.Size
+				}
+			}
+		}
+		for _, ph := range phases {
+			for _, g := range ph.used() {
+				su, du := uint64(4), uint64(4)
+				switch g.kernel {
+				case kernelVec4:
+					su, du = 16, 16
+				case kernelShift:
+					du = 16
+				}
+				for e := 0; e < len(g.entries); e += 4 {
+					s, d, n := uint64(g.entries[e])*su, uint64(g.entries[e+1])*du, uint64(g.entries[e+2])*du
+					copied += n
+					if g.src.scratch || g.dst.scratch {
+						continue
+					}
+					if s+n > 2*half || d+n > 2*half {
+						t.Fatalf("H %d: an entry [%d, +%d) -> [%d, +%d) leaves its windows of %d bytes", half, s, n, d, n, 2*half)
+					}
+					s += g.src.window * half
+					d += g.dst.window * half
+					k, _ := slices.BinarySearchFunc(byDst, d, func(m device.Move, d uint64) int {
+						if m.Dst+m.Size <= d {
+							return -1
+						}
+						if m.Dst > d {
+							return 1
+						}
+						return 0
+					})
+					if k == len(byDst) || d < byDst[k].Dst || d+n > byDst[k].Dst+byDst[k].Size || s-byDst[k].Src != d-byDst[k].Dst {
+						t.Fatalf("H %d: an entry %d -> %d of %d bytes is no part of a move", half, s, d, n)
+					}
+				}
+			}
+		}
+		if copied != want {
+			t.Fatalf("H %d: entries copy %d bytes, want %d", half, copied, want)
+		}
+	}
+}
+
+// TestMoveTableBufferSettles records rounds of batches back to back into
+// one encoder, a submit between rounds, and checks that the table buffer
+// grows only in the first rounds (doubling) and that later rounds make no
+// table buffer and no bind group, with every byte as the moves done in
+// order.
+func TestMoveTableBufferSettles(t *testing.T) {
+	d := newTestDevice(t, Options{Moves: MoveCompute})
+	const size = 4 << 20
+	b, err := d.CreateBuffer(device.BufferDesc{Label: "table settles", Size: size, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i * 13)
+	}
+	if err := d.WriteBuffer(b, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	// 2,048 moves of 1 KiB, upper half to lower half: a table of 32 KiB,
+	// half the first table buffer's, so the second batch outgrows it.
+	var batch []device.Move
+	for i := range uint64(2048) {
+		batch = append(batch, device.Move{Src: size/2 + i<<10, Dst: (2047 - i) << 10, Size: 1 << 10})
+	}
+	var buffers, made []int
+	for range 6 {
+		for range 20 {
+			if err := d.Move(b, batch); err != nil {
+				t.Fatal(err)
+			}
+			refMoves(want, batch)
+		}
+		if err := d.Submit(); err != nil {
+			t.Fatal(err)
+		}
+		buffers = append(buffers, d.kernels.table.buffers)
+		made = append(made, d.kernels.table.made)
+	}
+	if buffers[2] != buffers[5] || made[2] != made[5] {
+		t.Fatalf("table buffers made after each round %v, bind groups %v: later rounds still make them", buffers, made)
+	}
+	if buffers[5] > 8 {
+		t.Fatalf("%d table buffers for rounds of 20 batches: not doubling", buffers[5])
+	}
+	got := make([]byte, size)
+	if err := d.ReadBuffer(b, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatal("bytes differ from the moves done in order")
 	}
 }
