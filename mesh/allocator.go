@@ -107,11 +107,14 @@ type Allocator struct {
 	free      []uint32 // dead record indices, reused LIFO
 	live      int
 	pending   []Handle
-	slabs     []*slab
-	byLayout  map[Layout][]*slab
-	own       int    // live buffers of their own
-	ownBytes  uint64 // their bytes
-	slabSeq   uint64 // the newest slab's seq
+	// taken is how many entries of pending the Flush in progress takes
+	// (all but under Options.MaxFlushBytes); set by flush.
+	taken    int
+	slabs    []*slab
+	byLayout map[Layout][]*slab
+	own      int    // live buffers of their own
+	ownBytes uint64 // their bytes
+	slabSeq  uint64 // the newest slab's seq
 
 	// Per-Flush scratch, reused.
 	groups     []group // the frame's layouts, in the order first staged; groups[:ngroups] are this Flush's
@@ -279,7 +282,8 @@ func (a *Allocator) record(h Handle) (*record, error) {
 // element count are unchanged keeps its range and is rewritten in place at
 // the next Flush: the mesh stays resident, its slices unchanged, and draws
 // before that Flush see the old data. An array whose size or layout
-// changed gives its range back now and gets a new one at the next Flush;
+// changed gives its range back now and gets a new one at the next Flush
+// (the next that takes the mesh: Options.MaxFlushBytes);
 // the mesh is not resident until then. Errors: ErrInvalidHandle,
 // ErrInvalidMesh (the mesh is left as it was). O(1).
 func (a *Allocator) Modify(h Handle, m Mesh) error {
@@ -347,6 +351,15 @@ func (a *Allocator) Remove(h Handle) error {
 func (a *Allocator) Resident(h Handle) bool {
 	r, err := a.record(h)
 	return err == nil && r.resident
+}
+
+// Staged reports whether h has data staged that no Flush has taken yet:
+// it was added or modified since the last Flush, or a Flush bounded by
+// Options.MaxFlushBytes left it. A staged mesh may be resident too (a
+// rewrite in place not taken yet: its ranges hold the old data). O(1).
+func (a *Allocator) Staged(h Handle) bool {
+	r, err := a.record(h)
+	return err == nil && r.pending
 }
 
 // Slices returns where the mesh's vertex and index arrays are now. A mesh

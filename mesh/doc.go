@@ -46,10 +46,13 @@
 //   - Ranges of live meshes never overlap; a slab holds arrays of one
 //     layout only; a mesh with an empty array has no range for it (the
 //     zero Slice).
-//   - A mesh is resident from the Flush after its Add until Remove, except
-//     after a Modify that changed an array's size or layout, until the
-//     next Flush. A Modify of the same sizes keeps its ranges and stays
-//     resident (draws see the old data until the Flush).
+//   - A mesh is resident from the Flush that takes it after its Add until
+//     Remove, except after a Modify that changed an array's size or
+//     layout, until the Flush that takes it again. A Modify of the same
+//     sizes keeps its ranges and stays resident (draws see the old data
+//     until that Flush). Every Flush takes every staged mesh, unless
+//     Options.MaxFlushBytes bounds it: then it takes them in staging
+//     order while under the bound, at least one, and leaves the rest.
 //   - Each slab grows at most once per Flush. A failed Flush places
 //     nothing, leaves staged meshes staged and resident meshes' data
 //     intact; it can be retried.

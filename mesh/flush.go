@@ -54,6 +54,9 @@ type piece struct {
 
 // Flush places every staged array, growing each slab at most once, and
 // uploads the staged data; see above. Call it once a frame, before drawing.
+// With Options.MaxFlushBytes it takes the staged meshes in the order they
+// were staged while the bytes taken are under that bound (the first
+// always), and leaves the rest staged for the next Flush.
 // Errors come from the device (device.ErrOutOfMemory, ...) or a full slab
 // (arena.ErrTooManyAllocations); after one, nothing staged is placed and
 // the call can be repeated. O(staged arrays · log) plus the bytes uploaded
@@ -67,13 +70,22 @@ func (a *Allocator) Flush() error {
 		a.rollback()
 		return err
 	}
-	for _, h := range a.pending {
+	for _, h := range a.pending[:a.taken] {
 		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
 			r.pending, r.resident = false, true
 			r.data = [2][]byte{}
 		}
 	}
-	a.pending = a.pending[:0]
+	// The meshes left for the next Flush (Options.MaxFlushBytes), in
+	// staging order, less the removed ones.
+	left := a.pending[:0]
+	for _, h := range a.pending[a.taken:] {
+		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
+			left = append(left, h)
+		}
+	}
+	clear(a.pending[len(left):])
+	a.pending = left
 	a.releaseEmpty()
 	a.stats.Flushes++
 	return nil
@@ -84,10 +96,21 @@ func (a *Allocator) flush() error {
 	a.runs.ups = a.runs.ups[:0]
 	defer a.runs.reset()
 	a.resetGroups()
-	for _, h := range a.pending {
+	// taken: the bytes of the meshes this Flush takes, in staging order,
+	// while under MaxFlushBytes (the first always).
+	var taken uint64
+	a.taken = len(a.pending)
+	for i, h := range a.pending {
 		r := &a.recs[h.idx]
 		if !r.live || r.gen != h.gen {
 			continue // removed, perhaps its record reused
+		}
+		if limit := a.set.MaxFlushBytes; limit > 0 {
+			if taken >= limit {
+				a.taken = i
+				break
+			}
+			taken += a.bytes(&r.parts[Vertices]) + a.bytes(&r.parts[Indices])
 		}
 		for k := range r.parts {
 			p := &r.parts[k]

@@ -76,6 +76,19 @@ type Options struct {
 	// 0.5 suits the default GrowthFactor.
 	ShrinkBelow float64
 	ShrinkAfter int
+	// MaxFlushBytes, when not zero, bounds what one Flush places and
+	// uploads: it takes the staged meshes (added, or modified, in place or
+	// not) in the order they were staged while the bytes it has taken
+	// (their arrays' whole slots) are under MaxFlushBytes, so it uploads
+	// less than MaxFlushBytes plus the last mesh's bytes, and always
+	// takes one mesh at least. The rest stay staged, in order, for the
+	// next Flush: a mesh added is not resident until the Flush that takes
+	// it, a mesh rewritten in place keeps its old data until then. It
+	// spreads a burst of loading (a level's first frames) over frames,
+	// so that no frame's Flush uploads much more than the bound, and
+	// grows each slab at most once a Flush as always. Stats().Pending
+	// counts the meshes left. 0, the default: every Flush takes all.
+	MaxFlushBytes uint64
 	// GuardBytes, when not zero, gives every array in a slab a margin of
 	// at least that many bytes, filled with a pattern, so that CheckGuards
 	// finds the meshes something wrote past (arena.Options.GuardBytes): a
