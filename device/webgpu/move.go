@@ -421,10 +421,8 @@ func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst u
 		}
 	}
 	g := t.group(kernelVec4, sb, db)
-	e, limit, chunk := g.entries, 4*t.maxEntries, t.chunk
 	for n > 0 {
-		if src >= sEnd || dst >= dEnd || len(e) >= limit {
-			g.entries = e
+		if src >= sEnd || dst >= dEnd || len(g.entries) >= 4*t.maxEntries {
 			for src >= sEnd {
 				sb.window, sBase, sEnd = sb.window+1, sEnd, sEnd+t.half
 			}
@@ -432,13 +430,11 @@ func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst u
 				db.window, dBase, dEnd = db.window+1, dEnd, dEnd+t.half
 			}
 			g = t.group(kernelVec4, sb, db)
-			e = g.entries
 		}
-		c := min(n, chunk)
-		e = append(e, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
+		c := min(n, t.chunk)
+		g.entries = append(g.entries, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
 		src, dst, n = src+c, dst+c, n-c
 	}
-	g.entries = e
 }
 
 func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratch bool, dst uint64, n uint64) {
