@@ -3,8 +3,6 @@ package bindless
 import (
 	"fmt"
 	"slices"
-
-	"github.com/gpumem/gpumem/device"
 )
 
 // Shrink gives memory back now: it releases the texture of every page
@@ -39,7 +37,7 @@ func (r *Registry[K]) Shrink() (uint64, error) {
 		if p.tex == nil || !p.empty() {
 			continue
 		}
-		freed += textureBytes(p.tex.Desc())
+		freed += p.tex.Desc().Bytes()
 		r.vacate(i)
 		changed = true
 	}
@@ -95,11 +93,4 @@ func (r *Registry[K]) drop(index int) {
 	if len(b.pages)+len(b.vacant) == 0 {
 		delete(r.buckets, b.key)
 	}
-}
-
-// textureBytes is what a texture of desc holds: every layer with its
-// mips, times its samples (budget.TextureBytes).
-func textureBytes(desc device.TextureDesc) uint64 {
-	d := desc.Normalize()
-	return d.LayerBytes() * uint64(d.Layers) * uint64(max(d.Samples, 1))
 }

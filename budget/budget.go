@@ -244,7 +244,7 @@ func (a *Account) CreateTexture(desc device.TextureDesc) (device.Texture, error)
 	if err := desc.Validate(a.Limits()); err != nil {
 		return a.Device.CreateTexture(desc) // the device says what is wrong
 	}
-	n := TextureBytes(desc)
+	n := desc.Bytes()
 	if err := a.b.reserve(a, n, "texture "+quote(desc.Label)); err != nil {
 		return nil, err
 	}
@@ -268,13 +268,6 @@ func (a *Account) FillBuffer(buf device.Buffer, offset, size uint64, fill func([
 // it created stay valid (and charged) until released one by one, but it
 // creates nothing more (device.ErrReleased). Idempotent.
 func (a *Account) Release() { a.released = true }
-
-// TextureBytes returns what a texture of desc counts: every layer with all
-// its mips, times its samples.
-func TextureBytes(desc device.TextureDesc) uint64 {
-	d := desc.Normalize()
-	return d.LayerBytes() * uint64(d.Layers) * uint64(max(d.Samples, 1))
-}
 
 func quote(label string) string { return fmt.Sprintf("%q", label) }
 

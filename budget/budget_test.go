@@ -107,13 +107,13 @@ func TestChargeAndRefuse(t *testing.T) {
 					if !errors.Is(err, budget.ErrOverBudget) || !errors.Is(err, device.ErrOutOfMemory) {
 						t.Fatalf("op %d: %v", i, err)
 					}
-					if before+budget.TextureBytes(desc) <= limit {
-						t.Fatalf("op %d: refused a texture of %d bytes with %d of %d in use", i, budget.TextureBytes(desc), before, limit)
+					if before+desc.Bytes() <= limit {
+						t.Fatalf("op %d: refused a texture of %d bytes with %d of %d in use", i, desc.Bytes(), before, limit)
 					}
 					refused++
 					break
 				}
-				n := budget.TextureBytes(desc)
+				n := desc.Bytes()
 				live[a.Name()] += n
 				objs = append(objs, obj{a.Name(), n, tex.Release})
 			default:

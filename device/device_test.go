@@ -84,6 +84,14 @@ func TestTextureDesc(t *testing.T) {
 	if got := d.LayerBytes(); got != (91+18+3+1)*8 {
 		t.Errorf("LayerBytes = %d", got)
 	}
+	d.Layers, d.Samples = 3, 0
+	if got := d.Bytes(); got != 3*(91+18+3+1)*8 {
+		t.Errorf("Bytes of 3 layers = %d", got)
+	}
+	d.Mips, d.Samples = 1, 4
+	if got := d.Bytes(); got != 4*3*91*8 {
+		t.Errorf("Bytes of 3 layers of 4 samples = %d", got)
+	}
 }
 
 func TestTextureDescValidate(t *testing.T) {

@@ -157,6 +157,13 @@ func (d TextureDesc) LayerBytes() uint64 {
 	return n
 }
 
+// Bytes returns what a texture of d holds: every layer with all its mips,
+// times its samples. It is what a budget charges for the texture.
+func (d TextureDesc) Bytes() uint64 {
+	d = d.Normalize()
+	return d.LayerBytes() * uint64(d.Layers) * uint64(max(d.Samples, 1))
+}
+
 // Texture is a 2D-array texture created by Device.CreateTexture. Its
 // contents start zeroed. A Texture belongs to its device and is used through
 // the device's methods.
