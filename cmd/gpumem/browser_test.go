@@ -257,8 +257,8 @@ func TestBrowserReport(t *testing.T) {
 	if r.Bands != len(categories) {
 		t.Errorf("stacked chart: %d bands drawn, want %d (one per category)", r.Bands, len(categories))
 	}
-	if r.Hover < 6*120 {
-		t.Errorf("%d hover columns, want one per frame in each of the 6 plots", r.Hover)
+	if r.Hover < 7*120 {
+		t.Errorf("%d hover columns, want one per frame in each of the 7 plots", r.Hover)
 	}
 	if !r.ReservedOnTop {
 		t.Error("the reserved line is not dashed over the occupied fill")

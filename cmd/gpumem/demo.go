@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,9 +79,25 @@ streams in a second can be set apart from what is resident. The time of
 every call into gpumem (Flush, Sweep, Moved, Add and Remove, ring and pool
 calls, registry updates) is measured apart from the demo's own work (making
 data, checks, bookkeeping, dumps); the summary gives both, median and 99th
-percentile, over the whole run and its second half. At -scale 300 -speed
-0.004 about 1.1 GiB is resident and over 64 MiB streams in a second at 60
-frames a second.
+percentile, over the whole run and its second half, and a table breaks
+gpumem's time down by manager (mesh, staging, meshlet, bindless, ring,
+frame arena, pool; the report plots it frame by frame). At -scale 300
+-speed 0.004 about 1.1 GiB is resident and over 64 MiB streams in a second
+at 60 frames a second.
+
+-flush-bytes SIZE bounds what one mesh Flush places and uploads
+(mesh.Options.MaxFlushBytes, 8 MiB by default, 0 for no bound): the meshes
+staged past it wait for the next frames' Flushes, so the first frames'
+burst of loading spreads over frames. A mesh no Flush has taken yet is
+left out of the spot checks (it is not resident, or holds its old data),
+and after the last frame the demo flushes until none is staged, so the
+final check reads every mesh back. -belt uploads the meshes through a
+staging belt (mesh.Options.Belt) ended with each frame's fence.
+
+-cpuprofile FILE writes a CPU profile of the run; the samples taken in a
+manager's calls carry the label gpumem=<manager>, the demo's own
+gpumem=demo: go tool pprof -tags FILE splits the time, and -tagfocus
+gpumem=bindless shows one manager's.
 
 -unload N ends the run with a zone unload: the camera stops, the view
 narrows to the zone under it, so the other zones in view unload (most of
@@ -123,7 +141,20 @@ type demoConfig struct {
 	// (0: none).
 	unload int
 	budget uint64
+	// flushBytes bounds what one mesh Flush takes (0: no bound); belt
+	// gives the mesh allocator a staging belt; cpuprofile is where a CPU
+	// profile of the run goes ("": none).
+	flushBytes uint64
+	belt       bool
+	cpuprofile string
 }
+
+// demoFlushBytes is -flush-bytes' default: what one mesh Flush takes at
+// most. It is above what streams in a frame in the steady state at
+// -speed 0.004 up to -scale 300 or so (about 1 MiB), so that the bound
+// spreads the first frames' burst of loading without holding meshes back
+// afterwards.
+const demoFlushBytes = 8 << 20
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
@@ -146,6 +177,18 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		cfg.budget = n
 		return err
 	})
+	cfg.flushBytes = demoFlushBytes
+	fs.Func("flush-bytes", "one mesh Flush places and uploads about `SIZE` bytes at most (mesh.Options.MaxFlushBytes; the rest waits for the next frames); 0 for no bound (default 8MiB)", func(s string) error {
+		if s == "0" {
+			cfg.flushBytes = 0
+			return nil
+		}
+		n, err := parseSize(s)
+		cfg.flushBytes = n
+		return err
+	})
+	fs.BoolVar(&cfg.belt, "belt", false, "upload meshes through a staging belt (mesh.Options.Belt) instead of queue writes")
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (the frames and the final check) to `FILE`, for go tool pprof")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -166,7 +209,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// The output files are checked before the simulation, not after it.
-	for _, out := range []struct{ flag, name string }{{"-o", cfg.report}, {"-dump", cfg.dump}} {
+	for _, out := range []struct{ flag, name string }{{"-o", cfg.report}, {"-dump", cfg.dump}, {"-cpuprofile", cfg.cpuprofile}} {
 		if out.name == "" {
 			continue
 		}
@@ -182,7 +225,12 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 
 	prog := newProgress(stderr)
 	prog.mute = 0 // a demo's bar shows from the first frame
-	res, err := simulate(dev, name, cfg, prog)
+	var res *demoResult
+	err = profile(cfg.cpuprofile, func() error {
+		var err error
+		res, err = simulate(dev, name, cfg, prog)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -208,6 +256,27 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "dump: %s (draw it with: gpumem map %s -o map.html)\n", cfg.dump, cfg.dump)
 	}
 	return nil
+}
+
+// profile runs f, with a CPU profile written to file when it is not "".
+func profile(file string, f func() error) error {
+	if file == "" {
+		return f()
+	}
+	out, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("-cpuprofile: %w", cerr)
+	}
+	return err
 }
 
 // openDemoDevice opens the device kind asks for (a -device value); ""
@@ -291,22 +360,68 @@ type frameState struct {
 	noLoads, shrinkPages bool
 }
 
-// stopwatch sums the time spent in gpumem's calls: start before a call,
-// stop after it. What the demo itself does inside a call (the lagged
-// device's waits) it takes out with exclude.
+// manager names one of gpumem's managers whose calls the demo times
+// apart: the summary and the report break gpumem's time down by them.
+type manager int
+
+const (
+	mgrMesh     manager = iota // mesh.Allocator: Add, Modify, Remove, Flush, Sweep, Moved
+	mgrStaging                 // staging.Belt: EndFrame (with -belt; its uploads are Flush's)
+	mgrMeshlet                 // meshlet.Manager: Add, Remove, Arm, Sweep
+	mgrBindless                // bindless.Registry: Register, Unregister, Shrink
+	mgrRing                    // ring.Buffer: Write, EndFrame
+	mgrFrame                   // ring.Frame: Allocate, EndFrame
+	mgrPool                    // pool.Pool: Acquire, Put, Evict
+	numManagers
+)
+
+// managerNames are the managers' names in the summary and the report.
+var managerNames = [numManagers]string{"mesh", "staging", "meshlet", "bindless", "ring", "frame arena", "pool"}
+
+// stopwatch sums the time spent in gpumem's calls, in all and by manager:
+// start before a call, stop after it. What the demo itself does inside a
+// call (the lagged device's waits) it takes out with exclude.
 type stopwatch struct {
-	d  time.Duration
-	on bool
+	d   time.Duration
+	by  [numManagers]time.Duration
+	cur manager
+	on  bool
+	// labels sets the goroutine's profiler labels at each start and stop
+	// (with -cpuprofile).
+	labels bool
 }
 
-func (s *stopwatch) start() time.Time {
-	s.on = true
+// start begins timing a call into manager m.
+func (s *stopwatch) start(m manager) time.Time {
+	s.on, s.cur = true, m
+	if s.labels {
+		pprof.SetGoroutineLabels(managerLabels[m])
+	}
 	return time.Now()
 }
 
 func (s *stopwatch) stop(t time.Time) {
-	s.d += time.Since(t)
+	d := time.Since(t)
+	s.d += d
+	s.by[s.cur] += d
 	s.on = false
+	if s.labels {
+		pprof.SetGoroutineLabels(demoLabel)
+	}
+}
+
+// With -cpuprofile, the samples taken in a manager's calls carry the
+// label gpumem=<its name>, the others gpumem=demo: go tool pprof
+// -tagfocus gpumem=mesh shows the mesh allocator's alone.
+var (
+	managerLabels [numManagers]context.Context
+	demoLabel     = pprof.WithLabels(context.Background(), pprof.Labels("gpumem", "demo"))
+)
+
+func init() {
+	for m, name := range managerNames {
+		managerLabels[m] = pprof.WithLabels(context.Background(), pprof.Labels("gpumem", name))
+	}
 }
 
 // exclude takes d, spent by the demo within a timed call, out of the
@@ -314,7 +429,13 @@ func (s *stopwatch) stop(t time.Time) {
 func (s *stopwatch) exclude(d time.Duration) {
 	if s.on {
 		s.d -= d
+		s.by[s.cur] -= d
 	}
+}
+
+// reset zeroes the sums: a new frame.
+func (s *stopwatch) reset() {
+	s.d, s.by = 0, [numManagers]time.Duration{}
 }
 
 // maxScale bounds -scale: 1,000 times the scene is about 10 GiB resident.
@@ -396,8 +517,9 @@ type frameRecord struct {
 	live   int
 	// dur is the frame's time, gpumem the part of it spent in the
 	// managers' calls (the rest is the demo's: making data, bookkeeping,
-	// read-back checks, dumps).
+	// read-back checks, dumps), byManager that part by manager.
 	dur, gpumem time.Duration
+	byManager   [numManagers]time.Duration
 }
 
 // demoResult is what a run produced.
@@ -418,8 +540,12 @@ type demoResult struct {
 
 // simulate runs the scene for cfg.frames frames on dev.
 func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress) (*demoResult, error) {
-	sw := &stopwatch{}
-	wo := workloadOptions{dev: dev, shrink: cfg.unload > 0, accounts: map[string]*budget.Account{}}
+	sw := &stopwatch{labels: cfg.cpuprofile != ""}
+	if sw.labels {
+		pprof.SetGoroutineLabels(demoLabel)
+		defer pprof.SetGoroutineLabels(context.Background())
+	}
+	wo := workloadOptions{dev: dev, shrink: cfg.unload > 0, flushBytes: cfg.flushBytes, belt: cfg.belt, accounts: map[string]*budget.Account{}}
 	if cfg.budget > 0 {
 		b, err := budget.New(dev, budget.Options{Bytes: cfg.budget})
 		if err != nil {
@@ -455,7 +581,7 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	start := time.Now()
 	for n := 1; n <= total; n++ {
 		t0 := time.Now()
-		sw.d = 0
+		sw.reset()
 		f := &frameState{n: n, rng: rng, seed: cfg.seed, scale: cfg.scale, churn: cfg.speed / demoSpeed, gpumem: sw, names: names}
 		cam, radius := float64(n-1)*cfg.speed, float64(demoViewRadius)
 		if n > cfg.frames {
@@ -497,7 +623,7 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 			}
 			res.spot += c
 		}
-		rec := frameRecord{dur: time.Since(t0), gpumem: sw.d}
+		rec := frameRecord{dur: time.Since(t0), gpumem: sw.d, byManager: sw.by}
 		if n == cfg.frames && cfg.unload > 0 {
 			res.unload = &unloadResult{at: n + 1, frames: [][]holding{holdings(ws)}}
 		}
@@ -550,6 +676,13 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 		return nil, fmt.Errorf("wait: %w", err)
 	}
 	res.total = time.Since(start)
+	for _, w := range ws {
+		if s, ok := w.(interface{ settle() error }); ok {
+			if err := s.settle(); err != nil {
+				return nil, fmt.Errorf("after the last frame: %w", err)
+			}
+		}
+	}
 	for _, w := range ws {
 		c, err := w.check(rng, -1)
 		if err != nil {
@@ -854,6 +987,7 @@ func (r *demoResult) writeSummary(w io.Writer) {
 	times("all frames", r.records)
 	times("second half", r.records[nf/2:])
 	fmt.Fprintln(w, "  (the rest of a frame is the demo's: making data, checks read back, bookkeeping; timings vary from run to run)")
+	r.writeManagerTimes(w)
 	if r.unload != nil {
 		r.unload.write(w)
 	}
@@ -862,6 +996,45 @@ func (r *demoResult) writeSummary(w io.Writer) {
 		fmt.Fprintf(w, "\n%s\n", d.BudgetLine())
 	}
 	fmt.Fprintf(w, "read back: %d items spot-checked during the run, and all %d live meshes, batches, textures and blocks of frames in flight at the end: every byte intact\n", r.spot, r.final)
+}
+
+// writeManagerTimes prints gpumem's time per frame by manager: median,
+// 99th percentile and max over all frames and over the second half, each
+// manager's own (a manager's p99 frame need not be another's), and the
+// share of gpumem's time over the run.
+func (r *demoResult) writeManagerTimes(w io.Writer) {
+	var total time.Duration
+	for _, rec := range r.records {
+		total += rec.gpumem
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "gpumem's time per frame by manager (each manager's own quantiles; share: of gpumem's time over the run):")
+	fmt.Fprintln(tw, "  manager     \tall frames: median\t99th percentile\tmax\tsecond half: median\t99th percentile\tmax\tshare\t")
+	nf := len(r.records)
+	for m := range numManagers {
+		var sum time.Duration
+		for _, rec := range r.records {
+			sum += rec.byManager[m]
+		}
+		if sum == 0 && m == mgrStaging {
+			continue // no belt
+		}
+		q := func(recs []frameRecord) [3]time.Duration {
+			ds := make([]time.Duration, len(recs))
+			for i, rec := range recs {
+				ds[i] = rec.byManager[m]
+			}
+			return [3]time.Duration{quantile(ds, 0.5), quantile(ds, 0.99), quantile(ds, 1)}
+		}
+		all, late := q(r.records), q(r.records[nf/2:])
+		share := 0.0
+		if total > 0 {
+			share = float64(sum) / float64(total)
+		}
+		fmt.Fprintf(tw, "  %-12s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", managerNames[m], ms3(all[0]), ms3(all[1]), ms3(all[2]),
+			ms3(late[0]), ms3(late[1]), ms3(late[2]), pct(share))
+	}
+	tw.Flush()
 }
 
 // quantile returns the q-quantile of ds (nearest rank; 1 is the max),
@@ -873,6 +1046,11 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 }
 
 func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
+// ms3 is ms to the microsecond.
+func ms3(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64) + " ms"
+}
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"

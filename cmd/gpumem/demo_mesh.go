@@ -11,6 +11,7 @@ import (
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/mesh"
+	"github.com/gpumem/gpumem/staging"
 )
 
 // The meshes workload drives the mesh allocator as a renderer does: each
@@ -19,6 +20,17 @@ import (
 // sizes: re-placed) and one rewrites its vertices (a Modify of the same
 // sizes: in place); one Flush a frame places and uploads what was staged,
 // then a budgeted Sweep compacts the slabs.
+//
+// A Flush takes at most -flush-bytes of staged meshes
+// (mesh.Options.MaxFlushBytes), in the order they were staged; the rest
+// wait for the next frames' Flushes, so the first frames' burst of loading
+// spreads over frames instead of making a few Flushes of tens of MiB. A
+// mesh a Flush has not taken yet (Staged) is not spot-checked: it is not
+// resident yet, or still holds its old data. Before the final check the
+// workload flushes until nothing is staged.
+//
+// With -belt the uploads go through a staging belt (mesh.Options.Belt),
+// ended each frame with the frame's fence.
 //
 // The maps show the slabs as the allocator does (mesh.Allocator.Memory);
 // every frame the demo checks that each array the maps show moving (at
@@ -75,12 +87,16 @@ func (m *demoMesh) data() mesh.Mesh {
 }
 
 type meshWorkload struct {
-	rb      *readbackWorkload
-	a       *mesh.Allocator
-	scale   int
-	zones   [demoZones]meshZone
-	live    []*demoMesh // in load order
-	nextTag uint32
+	rb    *readbackWorkload
+	a     *mesh.Allocator
+	belt  *staging.Belt // with -belt
+	dev   device.Device
+	scale int
+	// flushBytes bounds a Flush (mesh.Options.MaxFlushBytes; 0: none).
+	flushBytes uint64
+	zones      [demoZones]meshZone
+	live       []*demoMesh // in load order
+	nextTag    uint32
 	// moved holds the handles of the meshes Moved reported this frame
 	// (as strings, the memory's owner names); handles the handle of each
 	// mesh name.
@@ -90,12 +106,21 @@ type meshWorkload struct {
 	// back at its size of the frame before (a level of detail there and
 	// back) is at another place at the same size, as if it had moved.
 	replaced map[string]bool
+	// replacing holds the meshes re-placed at another size that a Flush
+	// has not taken yet: they move to replaced in the frame one does.
+	replacing map[*demoMesh]bool
 	// lods and rewrites are the changes of detail and rewrites the frames
 	// so far owe, fractions carried over.
 	lods, rewrites float64
 	// Over the run: Add, Modify of other sizes, Modify in place, Remove,
 	// and the meshes Moved reported.
 	adds, replacedN, rewritten, removes, reported uint64
+	// Of the bounded Flushes: the frames that ended with meshes staged,
+	// the most staged at a frame's end, the spot checks skipped for a
+	// staged mesh, and the Flushes it took at the end to take the rest.
+	framesPending, settleFlushes uint64
+	peakPending                  int
+	skipped                      int
 }
 
 // meshZone is one zone's meshes: their sizes and layouts, and the loaded
@@ -112,19 +137,30 @@ type meshSpec struct {
 }
 
 func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *workloadOptions) (*meshWorkload, error) {
-	w := &meshWorkload{rb: rb, scale: scale, moved: map[string]string{}, handles: map[string]string{}, replaced: map[string]bool{}}
+	w := &meshWorkload{rb: rb, scale: scale, moved: map[string]string{}, handles: map[string]string{}, replaced: map[string]bool{},
+		replacing: map[*demoMesh]bool{}, dev: o.device("meshes"), flushBytes: o.flushBytes}
 	// Small slabs, so that the run shows growth, several slabs of a
 	// layout and their release; at scale, slabs as much larger as the
 	// scene (up to 256 MiB), so their number stays about the same.
 	maxSlab := min(uint64(scale)<<20, 256<<20)
-	opts := mesh.Options{Label: "meshes", MinSlabBytes: maxSlab / 4, MaxSlabBytes: maxSlab}
+	opts := mesh.Options{Label: "meshes", MinSlabBytes: maxSlab / 4, MaxSlabBytes: maxSlab, MaxFlushBytes: o.flushBytes}
 	if o.shrink {
 		opts.ShrinkBelow, opts.ShrinkAfter = demoMeshShrinkBelow, demoShrinkAfter
 		// A slab shrinks no lower than the size it starts at.
 		opts.MinSlabBytes = maxSlab / 16
 	}
-	a, err := mesh.New(o.device("meshes"), opts)
+	if o.belt {
+		b, err := staging.New(w.dev, staging.Options{Label: "meshes/staging"})
+		if err != nil {
+			return nil, err
+		}
+		w.belt, opts.Belt = b, b
+	}
+	a, err := mesh.New(w.dev, opts)
 	if err != nil {
+		if w.belt != nil {
+			w.belt.Release()
+		}
 		return nil, err
 	}
 	w.a = a
@@ -141,11 +177,70 @@ func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *work
 	return w, nil
 }
 
-func (w *meshWorkload) release() { w.a.Release() }
+func (w *meshWorkload) release() {
+	w.a.Release()
+	if w.belt != nil {
+		w.belt.Release() // after the allocator, as the belt's doc asks
+	}
+}
 
-func (w *meshWorkload) endFrame(*frameState, uint64) error { return nil }
+func (w *meshWorkload) endFrame(f *frameState, fence uint64) error {
+	if n := w.a.Stats().Pending; n > 0 {
+		w.framesPending++
+		w.peakPending = max(w.peakPending, n)
+	}
+	if w.belt == nil {
+		return nil
+	}
+	t := f.gpumem.start(mgrStaging)
+	err := w.belt.EndFrame(fence)
+	f.gpumem.stop(t)
+	if err != nil {
+		return fmt.Errorf("staging belt end frame: %w", err)
+	}
+	return nil
+}
 
-func (w *meshWorkload) memory() memory.Holder { return w.a }
+// settle flushes until no mesh is staged: bounded Flushes may have left
+// some for later frames, and the final check reads every mesh back.
+func (w *meshWorkload) settle() error {
+	for w.a.Stats().Pending > 0 {
+		if err := w.a.Flush(); err != nil {
+			return fmt.Errorf("mesh flush: %w", err)
+		}
+		w.settleFlushes++
+		if w.belt != nil {
+			fence, err := w.dev.Fence()
+			if err == nil {
+				err = w.belt.EndFrame(fence)
+			}
+			if err != nil {
+				return fmt.Errorf("staging belt end frame: %w", err)
+			}
+		}
+	}
+	w.a.Moved() // the frames are over: nothing to report
+	return nil
+}
+
+// memory is the allocator's memory, and the belt's with -belt.
+func (w *meshWorkload) memory() memory.Holder {
+	if w.belt == nil {
+		return w.a
+	}
+	return holders{w.a, w.belt}
+}
+
+// holders shows the memory of several holders as one.
+type holders []memory.Holder
+
+func (hs holders) Memory() []memory.Buffer {
+	var bufs []memory.Buffer
+	for _, h := range hs {
+		bufs = append(bufs, h.Memory()...)
+	}
+	return bufs
+}
 
 func (w *meshWorkload) written() uint64 { return w.a.Stats().BytesUploaded }
 
@@ -188,7 +283,7 @@ func (w *meshWorkload) frame(f *frameState) error {
 				format: zn.specs[i].format, verts: zn.specs[i].verts, idx: zn.specs[i].idx}
 			w.retag(m)
 			data := m.data()
-			t := f.gpumem.start()
+			t := f.gpumem.start(mgrMesh)
 			h, err := w.a.Add(data)
 			f.gpumem.stop(t)
 			if err != nil {
@@ -221,6 +316,7 @@ func (w *meshWorkload) frame(f *frameState) error {
 			return fmt.Errorf("modify %s: %w", m.name, err)
 		}
 		w.replaced[m.name] = true
+		w.replacing[m] = true
 		w.replacedN++
 	}
 	// Animated meshes rewrite their vertices: same sizes, same ranges.
@@ -237,7 +333,7 @@ func (w *meshWorkload) frame(f *frameState) error {
 		}
 		w.rewritten++
 	}
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrMesh)
 	err := w.a.Flush()
 	if err == nil {
 		err = w.a.Sweep(demoBudget)
@@ -252,13 +348,21 @@ func (w *meshWorkload) frame(f *frameState) error {
 		w.moved[h.String()] = ""
 		w.reported++
 	}
+	// A mesh re-placed in an earlier frame that this Flush took is at
+	// its new place from this frame on.
+	for m := range w.replacing {
+		if !w.a.Staged(m.h) {
+			w.replaced[m.name] = true
+			delete(w.replacing, m)
+		}
+	}
 	return nil
 }
 
 // modify stages m's data as it is now.
 func (w *meshWorkload) modify(f *frameState, m *demoMesh) error {
 	data := m.data()
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrMesh)
 	defer f.gpumem.stop(t)
 	return w.a.Modify(m.h, data)
 }
@@ -289,26 +393,50 @@ func (w *meshWorkload) retag(m *demoMesh) {
 }
 
 func (w *meshWorkload) unload(f *frameState, m *demoMesh) error {
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrMesh)
 	err := w.a.Remove(m.h)
 	f.gpumem.stop(t)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", m.name, err)
 	}
 	w.removes++
+	delete(w.replacing, m)
 	delete(f.names, m.h.String())
 	delete(w.handles, m.name)
 	w.live = slices.DeleteFunc(w.live, func(x *demoMesh) bool { return x == m })
 	return nil
 }
 
+// check reads back n meshes chosen by rng, skipping those a Flush has
+// not taken yet (every mesh when n < 0: none may be staged then).
 func (w *meshWorkload) check(rng *rand.Rand, n int) (int, error) {
-	return checkSome(w.live, rng, n, w.checkOne)
+	if n < 0 {
+		return checkSome(w.live, rng, n, w.checkOne)
+	}
+	c := 0
+	for range n {
+		if len(w.live) == 0 {
+			break
+		}
+		m := w.live[rng.IntN(len(w.live))]
+		if w.a.Staged(m.h) {
+			w.skipped++
+			continue
+		}
+		if err := w.checkOne(m); err != nil {
+			return c, err
+		}
+		c++
+	}
+	return c, nil
 }
 
 // checkOne reads a mesh's ranges back, whole slots: its arrays as written,
 // then zeros to the end of the last slot, whatever the place held before.
 func (w *meshWorkload) checkOne(m *demoMesh) error {
+	if w.a.Staged(m.h) {
+		return fmt.Errorf("%s: still staged, no Flush took it", m.name)
+	}
 	v, i, err := w.a.Slices(m.h)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
@@ -343,10 +471,22 @@ func (w *meshWorkload) checkOne(m *demoMesh) error {
 
 func (w *meshWorkload) notes() []string {
 	st := w.a.Stats()
-	return []string{
+	notes := []string{
 		fmt.Sprintf("meshes: %d added, %d re-placed at another level of detail, %d rewritten in place, %d removed;",
 			w.adds, w.replacedN, w.rewritten, w.removes),
 		fmt.Sprintf("  %d flushes uploaded %s; %d slabs created, %d released, %d alive; Moved reported %d meshes",
 			st.Flushes, inspect.FormatBytes(st.BytesUploaded), st.SlabsCreated, st.SlabsReleased, st.Slabs, w.reported),
 	}
+	bound := "unbounded"
+	if w.flushBytes > 0 {
+		bound = "at most " + inspect.FormatBytes(w.flushBytes)
+	}
+	notes = append(notes, fmt.Sprintf("  each Flush takes %s: %d frames ended with meshes staged (%d at most), %d spot checks skipped them; %d Flushes after the last frame",
+		bound, w.framesPending, w.peakPending, w.skipped, w.settleFlushes))
+	if w.belt != nil {
+		bs := w.belt.Stats()
+		notes = append(notes, fmt.Sprintf("  through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive; %d waits for the GPU, every chunk in use",
+			bs.Uploads, inspect.FormatBytes(bs.Bytes), bs.Copies, bs.Chunks, inspect.FormatBytes(w.belt.ChunkBytes()), bs.Waits))
+	}
+	return notes
 }

@@ -113,7 +113,7 @@ func (w *meshletWorkload) frame(f *frameState) error {
 		}
 	}
 	// Arm a sweep when either arena's free space is mostly in pieces.
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrMeshlet)
 	defer f.gpumem.stop(t)
 	st := w.m.Stats()
 	if !w.m.Armed() && (fragmented(st.Data) || fragmented(st.Rows)) {
@@ -144,7 +144,7 @@ func (w *meshletWorkload) load(f *frameState, z int, name string, meshlets, word
 		}
 	}
 	b.words = len(data)
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrMeshlet)
 	h, err := w.m.Add(data, rows)
 	f.gpumem.stop(t)
 	if err != nil {
@@ -159,7 +159,7 @@ func (w *meshletWorkload) load(f *frameState, z int, name string, meshlets, word
 }
 
 func (w *meshletWorkload) unload(f *frameState, b *meshletBatch) error {
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrMeshlet)
 	err := w.m.Remove(b.h)
 	f.gpumem.stop(t)
 	if err != nil {

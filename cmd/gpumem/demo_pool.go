@@ -63,7 +63,7 @@ func (w *readbackWorkload) readAt(locate func() (device.Buffer, uint64, error), 
 	if len(dst) == 0 {
 		return nil
 	}
-	t := w.sw.start()
+	t := w.sw.start(mgrPool)
 	l, err := w.p.Acquire(uint64(len(dst)), 4, readbackUsage)
 	w.sw.stop(t)
 	if err != nil {
@@ -76,7 +76,7 @@ func (w *readbackWorkload) readAt(locate func() (device.Buffer, uint64, error), 
 	if err == nil {
 		err = w.dev.ReadBuffer(l.Buffer(), 0, dst)
 	}
-	t = w.sw.start()
+	t = w.sw.start(mgrPool)
 	if rerr := w.p.Put(l); err == nil {
 		err = rerr
 	}
@@ -87,7 +87,7 @@ func (w *readbackWorkload) readAt(locate func() (device.Buffer, uint64, error), 
 
 func (w *readbackWorkload) frame(f *frameState) error {
 	w.frameN = f.n
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrPool)
 	w.evicts += w.p.Evict()
 	f.gpumem.stop(t)
 	return nil

@@ -192,7 +192,7 @@ func (w *constantsWorkload) frame(f *frameState) error {
 func (w *constantsWorkload) write(f *frameState, what string, n int) error {
 	name := fmt.Sprintf("frame %d: %s", f.n, what)
 	tag, data := w.next(n)
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrRing)
 	s, err := w.r.Write(data)
 	f.gpumem.stop(t)
 	if err != nil {
@@ -204,7 +204,7 @@ func (w *constantsWorkload) write(f *frameState, what string, n int) error {
 
 func (w *constantsWorkload) endFrame(f *frameState, fence uint64) error {
 	w.dev.last = fence
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrRing)
 	err := w.r.EndFrame(fence)
 	f.gpumem.stop(t)
 	if err != nil {

@@ -72,7 +72,7 @@ func (w *scratchWorkload) frame(f *frameState) error {
 
 func (w *scratchWorkload) write(f *frameState, name string, n int) error {
 	tag, data := w.next(n)
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrFrame)
 	s, err := w.a.Allocate(uint64(n))
 	f.gpumem.stop(t)
 	if err != nil {
@@ -87,7 +87,7 @@ func (w *scratchWorkload) write(f *frameState, name string, n int) error {
 
 func (w *scratchWorkload) endFrame(f *frameState, fence uint64) error {
 	w.dev.last = fence
-	t := f.gpumem.start()
+	t := f.gpumem.start(mgrFrame)
 	err := w.a.EndFrame(fence)
 	f.gpumem.stop(t)
 	if err != nil {

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/inspect"
@@ -33,9 +38,14 @@ func runDemoTest(t *testing.T, args ...string) (string, string) {
 // the device and the output paths.
 func numbers(stdout string) string {
 	var keep []string
+	managers := false // in the table of gpumem's time by manager
 	for _, l := range strings.Split(stdout, "\n") {
+		if managers && strings.HasPrefix(l, "  ") {
+			continue
+		}
+		managers = strings.HasPrefix(l, "gpumem's time per frame by manager")
 		switch {
-		case strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"), strings.HasPrefix(l, "report:"), strings.HasPrefix(l, "dump:"):
+		case managers, strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"), strings.HasPrefix(l, "report:"), strings.HasPrefix(l, "dump:"):
 			continue
 		case strings.HasPrefix(l, "gpumem demo:"):
 			l = regexp.MustCompile(`, on .*`).ReplaceAllString(l, "")
@@ -79,8 +89,8 @@ func TestDemoHost(t *testing.T) {
 	}
 	// Each map once, in order: frames 1, 30 and 60, and the busiest
 	// frame's when it is another; six plots.
-	if n := strings.Count(r, "<svg"); n < 3+6 || n > 4+6 {
-		t.Errorf("report has %d SVGs, want 3 or 4 maps and 6 plots", n)
+	if n := strings.Count(r, "<svg"); n < 3+7 || n > 4+7 {
+		t.Errorf("report has %d SVGs, want 3 or 4 maps and 7 plots", n)
 	}
 	if !strings.Contains(r, ", the frame with the most moves") && !strings.Contains(out, "moves per frame mean 0.0") {
 		t.Error("report lacks the map of the frame with the most moves")
@@ -174,6 +184,7 @@ func TestDemoUsage(t *testing.T) {
 		{[]string{"demo", "extra"}, 2, "unexpected arguments: extra"},
 		{[]string{"demo", "-unload", "-1"}, 2, "-unload -1"},
 		{[]string{"demo", "-budget", "lots"}, 2, `"lots": want a size`},
+		{[]string{"demo", "-flush-bytes", "-1"}, 2, `"-1": want a size`},
 		{[]string{"demo", "-nope"}, 2, "flag provided but not defined"},
 		{[]string{"demo", "-h"}, 0, "usage: gpumem demo"},
 		{[]string{"demo", "-device", "host", "-frames", "2", "-o", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, 1, "no such file"},
@@ -181,6 +192,146 @@ func TestDemoUsage(t *testing.T) {
 		status, _, stderr := gpumem(tt.args...)
 		if status != tt.status || !strings.Contains(stderr, tt.stderr) {
 			t.Errorf("%v: status %d, stderr %q; want %d and %q", tt.args, status, stderr, tt.status, tt.stderr)
+		}
+	}
+}
+
+// TestDemoFlushBytes bounds each mesh Flush well below what the scene
+// stages a frame: meshes wait staged over frames, their spot checks are
+// skipped, the run flushes the rest after the last frame, and every mesh
+// is read back intact. Unbounded, no frame ends with a mesh staged.
+func TestDemoFlushBytes(t *testing.T) {
+	staged := regexp.MustCompile(`each Flush takes (.*): (\d+) frames ended with meshes staged \((\d+) at most\), (\d+) spot checks skipped them; (\d+) Flushes after the last frame`)
+	parse := func(out string) (string, []int) {
+		m := staged.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no line of bounded Flushes in\n%s", out)
+		}
+		var n []int
+		for _, s := range m[2:] {
+			v, _ := strconv.Atoi(s)
+			n = append(n, v)
+		}
+		return m[1], n
+	}
+	out, _ := runDemoTest(t, "-device", "host", "-frames", "20", "-scale", "3", "-flush-bytes", "64KiB")
+	bound, n := parse(out)
+	if bound != "at most 64.0 KiB" || n[0] < 10 || n[1] < 20 || n[3] == 0 {
+		t.Errorf("bounded at 64 KiB: %q, %d frames ended with meshes staged (%d at most), %d checks skipped, %d Flushes after:\n%s",
+			bound, n[0], n[1], n[2], n[3], out)
+	}
+	if !strings.Contains(out, "every byte intact") {
+		t.Errorf("not every byte intact:\n%s", out)
+	}
+	out, _ = runDemoTest(t, "-device", "host", "-frames", "20", "-scale", "3", "-flush-bytes", "0")
+	if bound, n := parse(out); bound != "unbounded" || n[0] != 0 || n[2] != 0 || n[3] != 0 {
+		t.Errorf("unbounded: %q, %v", bound, n)
+	}
+}
+
+// TestDemoManagerTimes checks the summary's table of gpumem's time by
+// manager, and the stopwatch that fills it: a call's time goes to its
+// manager, what the demo excludes comes out of that manager's too.
+func TestDemoManagerTimes(t *testing.T) {
+	var sw stopwatch
+	t0 := sw.start(mgrRing)
+	time.Sleep(2 * time.Millisecond)
+	sw.exclude(time.Millisecond)
+	sw.stop(t0)
+	t0 = sw.start(mgrMesh)
+	sw.stop(t0)
+	sw.exclude(time.Hour) // not in a call: nothing to take out
+	if sw.by[mgrRing] < time.Millisecond || sw.by[mgrRing]+sw.by[mgrMesh] != sw.d {
+		t.Errorf("stopwatch: %v in all, by manager %v", sw.d, sw.by)
+	}
+	for m, d := range sw.by {
+		if m != int(mgrRing) && m != int(mgrMesh) && d != 0 {
+			t.Errorf("%s: %v, timed nothing", managerNames[m], d)
+		}
+	}
+
+	out, dir := runDemoTest(t, "-device", "host", "-frames", "20")
+	if !strings.Contains(out, "gpumem's time per frame by manager") {
+		t.Fatalf("no table of time by manager:\n%s", out)
+	}
+	var share float64
+	for _, m := range []string{"mesh", "meshlet", "bindless", "ring", "frame arena", "pool"} {
+		row := regexp.MustCompile(`(?m)^  +` + m + ` +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d)%$`).FindStringSubmatch(out)
+		if row == nil {
+			t.Errorf("no row for %s:\n%s", m, out)
+			continue
+		}
+		med, _ := strconv.ParseFloat(row[1], 64)
+		p99, _ := strconv.ParseFloat(row[2], 64)
+		mx, _ := strconv.ParseFloat(row[3], 64)
+		if !(med <= p99 && p99 <= mx) {
+			t.Errorf("%s: median %v, p99 %v, max %v", m, med, p99, mx)
+		}
+		sh, _ := strconv.ParseFloat(row[7], 64)
+		share += sh
+	}
+	if share < 99.5 || share > 100.5 {
+		t.Errorf("the managers' shares sum to %.1f%%", share)
+	}
+	if strings.Contains(out, "  staging ") {
+		t.Errorf("a staging row without -belt:\n%s", out)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "gpumem&#39;s time per frame (CPU) by manager") {
+		t.Error("report lacks the plot of gpumem's time by manager")
+	}
+}
+
+// TestDemoBelt runs the meshes through a staging belt: its uploads are
+// the Flushes', its time a row of its own, every byte intact.
+func TestDemoBelt(t *testing.T) {
+	out, _ := runDemoTest(t, "-device", "host", "-frames", "20", "-belt")
+	for _, want := range []string{"through a staging belt: ", "  staging ", "every byte intact"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if regexp.MustCompile(`through a staging belt: 0 uploads`).MatchString(out) {
+		t.Errorf("nothing went through the belt:\n%s", out)
+	}
+}
+
+// TestDemoCPUProfile writes a CPU profile whose samples carry the
+// managers' labels (read with go tool pprof -tags where go is at hand).
+func TestDemoCPUProfile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	runDemoTest(t, "-device", "host", "-frames", "120", "-scale", "8", "-cpuprofile", prof)
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("profile: %v", err)
+	}
+	if b, err := io.ReadAll(z); err != nil || !bytes.Contains(b, []byte(".simulate")) {
+		t.Fatalf("profile of %d bytes without the demo's frames (simulate): %v", len(b), err)
+	}
+	status, _, stderr := gpumem("demo", "-device", "host", "-frames", "2", "-o", "", "-cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir"))
+	if status != 1 || !strings.Contains(stderr, "-cpuprofile") {
+		t.Errorf("unwritable -cpuprofile: status %d, %q", status, stderr)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to read the profile's labels with")
+	}
+	tags, err := exec.Command(goTool, "tool", "pprof", "-tags", prof).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -tags: %v\n%s", err, tags)
+	}
+	// Scale 8 spends over a second in the mesh allocator's Flushes.
+	for _, want := range []string{"gpumem: Total", "): demo", "): mesh"} {
+		if !strings.Contains(string(tags), want) {
+			t.Errorf("profile's labels lack %q:\n%s", want, tags)
 		}
 	}
 }

@@ -93,7 +93,7 @@ func (w *textureWorkload) frame(f *frameState) error {
 		}
 		if !f.inView[z] {
 			for _, t := range zn.loaded {
-				tm := f.gpumem.start()
+				tm := f.gpumem.start(mgrBindless)
 				err := w.r.Unregister(t.name)
 				f.gpumem.stop(tm)
 				if err != nil {
@@ -118,7 +118,7 @@ func (w *textureWorkload) frame(f *frameState) error {
 			w.nextTag++
 			t := &demoTexture{zone: z, name: fmt.Sprintf("zone%d/tex%d", z, i), size: zn.sizes[i], tag: w.nextTag}
 			texels := fill(&w.scratch, t.tag, t.bytes())
-			tm := f.gpumem.start()
+			tm := f.gpumem.start(mgrBindless)
 			_, err := w.r.Register(t.name, t.key(), texels)
 			f.gpumem.stop(tm)
 			if err != nil {
@@ -133,7 +133,7 @@ func (w *textureWorkload) frame(f *frameState) error {
 	}
 	if f.shrinkPages {
 		// A level change: the pages no texture uses any more go.
-		tm := f.gpumem.start()
+		tm := f.gpumem.start(mgrBindless)
 		_, err := w.r.Shrink()
 		f.gpumem.stop(tm)
 		if err != nil {

@@ -49,7 +49,11 @@ const (
 type workloadOptions struct {
 	dev    device.Device
 	shrink bool
-	budget *budget.Budget
+	// flushBytes bounds a mesh Flush (-flush-bytes); belt gives the mesh
+	// allocator a staging belt (-belt).
+	flushBytes uint64
+	belt       bool
+	budget     *budget.Budget
 	// accounts are the budget's, by name; err is the first error making
 	// one (a bug: names are the demo's own).
 	accounts map[string]*budget.Account

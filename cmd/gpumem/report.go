@@ -39,6 +39,15 @@ func (r *demoResult) writeReport(w io.Writer) error {
 	for k, c := range categories {
 		byCat = append(byCat, inspect.Series{Name: c, Color: categoryColor(c), Values: series(func(f frameRecord) float64 { return float64(f.byCategory[k]) })})
 	}
+	// gpumem's time by manager, stacked: the sum is gpumem's time.
+	var byMgr []inspect.Series
+	for m := range numManagers {
+		if m == mgrStaging && !r.cfg.belt {
+			continue
+		}
+		byMgr = append(byMgr, inspect.Series{Name: managerNames[m], Color: managerColors[m],
+			Values: series(func(f frameRecord) float64 { return float64(f.byManager[m]) / float64(time.Millisecond) })})
+	}
 	type plotSection struct {
 		ID, Title string
 		SVG       template.HTML
@@ -69,6 +78,7 @@ func (r *demoResult) writeReport(w io.Writer) error {
 			{Name: "frame", Color: "#5f6b76", Values: series(func(f frameRecord) float64 { return float64(f.dur) / float64(time.Millisecond) })},
 			{Name: "gpumem's calls (Flush, Sweep, ring, pool, registry)", Color: inspect.KindColor("vertex"), Fill: true, Values: series(func(f frameRecord) float64 { return float64(f.gpumem) / float64(time.Millisecond) })},
 		}}},
+		{"plot-managers", inspect.Plot{Title: "gpumem's time per frame (CPU) by manager, stacked", Unit: inspect.UnitMillis, FirstX: 1, XLabel: "frame", Stacked: true, Series: byMgr}},
 	}
 	if r.usage != nil {
 		u := r.usage
@@ -122,6 +132,13 @@ func (r *demoResult) writeReport(w io.Writer) error {
 		Maps     []mapSection
 		Markers  int
 	}{r.cfg.frames, r.cfg.seed, r.device, sum.String(), inspect.PageStyle, plotSecs, r.headroom(), maps, len(markers)})
+}
+
+// managerColors are the managers' colors in the plot of gpumem's time:
+// their memory's where they have one.
+var managerColors = [numManagers]string{
+	mgrMesh: inspect.KindColor("vertex"), mgrStaging: "#b8860b", mgrMeshlet: inspect.KindColor("meshlet-data"),
+	mgrBindless: inspect.KindColor("texture"), mgrRing: inspect.KindColor("ring"), mgrFrame: "#3d7a76", mgrPool: inspect.KindColor("pool"),
 }
 
 // drawn returns what the report draws of d: every buffer but the pool's
