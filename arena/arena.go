@@ -184,13 +184,74 @@ func (a *Arena) AllocateOwned(elems uint32, owner uint64) (Handle, error) {
 		}
 		h, err = a.alloc.Allocate(size)
 	}
-	if errors.Is(err, offset.ErrNodeLimit) {
-		return Handle{}, fmt.Errorf("%w: %d (MaxAllocs)", ErrTooManyAllocations, a.opts.MaxAllocs)
-	}
 	if err != nil {
-		return Handle{}, fmt.Errorf("arena %q: allocate %d elements: %w", a.opts.Label, elems, err)
+		return Handle{}, a.refused(elems, err)
 	}
-	s := &a.slots[h.ID()]
+	return a.place(h, elems, owner)
+}
+
+// AllocateIfFits is AllocateOwned without making room: it allocates elems
+// elements for owner only when the arena serves the request as it is, and
+// returns the handle and where its elements start (what Offset(h) says
+// until the next move), or ErrNoFit, bare, and changes nothing.
+//
+// Invariants:
+//   - It never grows, sweeps, compacts or arms a sweep, so it moves no
+//     allocation, leaves Buffer as it is, calls no OnMove and counts no
+//     refusal in Stats.
+//   - Whenever Fits(elems) holds (for instance after Reserve, within the
+//     batch Reserve promises), it succeeds, unless no allocation node is
+//     free (ErrTooManyAllocations). Under offset.Exact it succeeds exactly
+//     when Fits holds and a node is free; under offset.Fit it may also
+//     succeed where Fits does not promise it (a tighter region of the bin
+//     below).
+//   - The allocation is what AllocateOwned would have made in the same
+//     state: same offset, same margin (Options.GuardBytes, filled with
+//     GuardPattern), same owner.
+//
+// Errors: ErrNoFit (no free region serves it, which includes a request
+// above the capacity), ErrInvalidSize, ErrTooManyAllocations, ErrReleased,
+// or a device error from filling the margin (then nothing is allocated).
+// O(1); it does not allocate, and a refusal builds no error value.
+func (a *Arena) AllocateIfFits(elems uint32, owner uint64) (h Handle, off uint32, err error) {
+	if a.released {
+		return Handle{}, 0, ErrReleased
+	}
+	size, err := a.size(elems)
+	if err != nil {
+		return Handle{}, 0, err
+	}
+	if size > a.alloc.Capacity() {
+		return Handle{}, 0, ErrNoFit
+	}
+	al, err := a.alloc.Allocate(size)
+	if err != nil {
+		if err == offset.ErrOutOfSpace {
+			return Handle{}, 0, ErrNoFit
+		}
+		return Handle{}, 0, a.refused(elems, err)
+	}
+	if h, err = a.place(al, elems, owner); err != nil {
+		return Handle{}, 0, err
+	}
+	return h, al.Offset, nil
+}
+
+// refused returns the error for the allocator's refusal err of a request
+// of elems elements, other than a want of room.
+func (a *Arena) refused(elems uint32, err error) error {
+	if errors.Is(err, offset.ErrNodeLimit) {
+		return fmt.Errorf("%w: %d (MaxAllocs)", ErrTooManyAllocations, a.opts.MaxAllocs)
+	}
+	return fmt.Errorf("arena %q: allocate %d elements: %w", a.opts.Label, elems, err)
+}
+
+// place records the allocator's new allocation h as elems elements for
+// owner, fills its margin (guards) and returns its handle. When the margin
+// cannot be written it frees h and returns the device's error.
+func (a *Arena) place(h offset.Allocation, elems uint32, owner uint64) (Handle, error) {
+	id := h.ID()
+	s := &a.slots[id]
 	s.gen++
 	if s.gen == 0 {
 		s.gen = 1
@@ -198,13 +259,13 @@ func (a *Arena) AllocateOwned(elems uint32, owner uint64) (Handle, error) {
 	s.alloc, s.elems, s.owner = h, elems, owner
 	a.occupied += uint64(elems)
 	if a.opts.GuardBytes > 0 {
-		if err := a.fillGuard(h.ID()); err != nil {
-			hd := a.handle(h.ID())
+		if err := a.fillGuard(id); err != nil {
+			hd := a.handle(id)
 			_ = a.Free(hd) // the slot is live: cannot fail
 			return Handle{}, fmt.Errorf("arena %q: fill the margin of %d elements: %w", a.opts.Label, elems, err)
 		}
 	}
-	return a.handle(h.ID()), nil
+	return Handle{id: id, gen: s.gen, arena: a.serial}, nil
 }
 
 // size returns what a request of elems takes from the allocator: elems, or

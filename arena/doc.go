@@ -37,7 +37,9 @@
 // Reserve makes that room ahead of a batch without allocating: afterwards
 // the batch's requests (their RoundUp sizes summed) are served without
 // growth, so a caller that places a frame's arrays grows each arena at
-// most once. Fits says whether a request would be served now as it is.
+// most once. Fits says whether a request would be served now as it is;
+// AllocateIfFits allocates only then, never making room, and returns the
+// offset with the handle (ErrNoFit otherwise, and nothing changes).
 //
 // Sweep(budget) walks live allocations in address order, sliding each down
 // over the free region before it, within a budget of moves, bytes and
@@ -56,6 +58,9 @@
 //   - Every Move and Region of an allocation, and Owner, report the owner
 //     tag it was allocated with, whatever moved it.
 //   - After Reserve(n) succeeds, Fits(n) holds until the next allocation.
+//   - AllocateIfFits never grows, sweeps or compacts: no allocation moves
+//     and Buffer stays; it serves every request Fits promises while an
+//     allocation node is free.
 //
 // # Caveats
 //

@@ -10,7 +10,9 @@ import (
 	"github.com/gpumem/gpumem/device/host"
 )
 
-// FuzzArena drives allocate (some after a Reserve), free, write, sweep,
+// FuzzArena drives allocate (some after a Reserve, some with
+// AllocateIfFits, which must serve exactly what Fits promises and never
+// make room), free, write, sweep,
 // compact and injected device refusals against a model of every live
 // allocation's bytes and owner tag, and checks the whole model after every
 // command: bytes, Owner, Regions, and every move's owner (OnMove, Sweep,
@@ -25,6 +27,9 @@ func FuzzArena(f *testing.F) {
 	f.Add([]byte{0, 4, 0, 0, 4, 0, 6, 3, 9, 6, 3, 137, 7, 0, 0, 7, 1, 1, 6, 1, 11})
 	f.Add([]byte{0xC0, 10, 0, 0, 20, 1, 2, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0})
 	f.Add([]byte{1, 60, 6, 1, 90, 14, 2, 0, 0, 1, 200, 2, 1, 96, 22, 2, 1, 0, 1, 150, 3, 4, 0, 1, 1, 50, 7, 5, 0, 0})
+	// AllocateIfFits (y&32), among frees, after a Reserve, with guards.
+	f.Add([]byte{0, 40, 32, 0, 30, 36, 0, 20, 40, 2, 0, 0, 0, 10, 32, 1, 70, 34, 0, 96, 32, 5, 0, 0, 0, 50, 32})
+	f.Add([]byte{0x80, 40, 32, 0, 30, 36, 2, 1, 0, 1, 20, 34, 0, 5, 40, 4, 0, 1, 4, 0, 0, 0, 60, 32})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := runArena(data); err != nil {
 			t.Fatal(err)
@@ -110,9 +115,37 @@ func runArena(data []byte) error {
 				owner = uint64(x)
 			}
 			var h arena.Handle
-			if owner == 0 && y&16 != 0 {
+			switch {
+			case y&32 != 0:
+				// AllocateIfFits: served exactly when Fits says so
+				// (the Exact policy), without making room.
+				fits := a.Fits(elems)
+				buf := a.Buffer()
+				var off uint32
+				h, off, err = a.AllocateIfFits(elems, owner)
+				st := a.Stats()
+				if st.Refusals != before.Refusals || st.Growths != before.Growths || st.Moves != before.Moves || st.SweepsArmed != before.SweepsArmed || a.Buffer() != buf {
+					return fmt.Errorf("step %d: AllocateIfFits(%d) made room: %+v, then %+v (%v)", step, elems, before, st, err)
+				}
+				switch {
+				case err == nil:
+					if !fits {
+						return fmt.Errorf("step %d: AllocateIfFits(%d) served what Fits refused", step, elems)
+					}
+					if got, err := a.Offset(h); err != nil || got != off {
+						return fmt.Errorf("step %d: AllocateIfFits(%d) at %d, Offset %d, %v", step, elems, off, got, err)
+					}
+				case err == arena.ErrNoFit:
+					if fits {
+						return fmt.Errorf("step %d: AllocateIfFits(%d) refused what Fits promised", step, elems)
+					}
+					if st != before {
+						return fmt.Errorf("step %d: a refused AllocateIfFits(%d) changed the stats: %+v, then %+v", step, elems, before, st)
+					}
+				}
+			case owner == 0 && y&16 != 0:
 				h, err = a.Allocate(elems)
-			} else {
+			default:
 				h, err = a.AllocateOwned(elems, owner)
 			}
 			dev.FailNextCreates(0)
@@ -125,7 +158,7 @@ func runArena(data []byte) error {
 				return fmt.Errorf("step %d: Allocate(%d) after Reserve: %w", step, elems, err)
 			}
 			if err != nil {
-				if !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) && !errors.Is(err, arena.ErrTooManyAllocations) {
+				if err != arena.ErrNoFit && !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) && !errors.Is(err, arena.ErrTooManyAllocations) {
 					return fmt.Errorf("step %d: allocate %d: %w", step, elems, err)
 				}
 				break

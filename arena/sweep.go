@@ -76,29 +76,29 @@ func (a *Arena) below(x, y uint32) bool {
 }
 
 // forget keeps the sweep pointers right before allocation id is freed.
+// The allocation after id, which each pointer change names, is looked up
+// only when a pointer changes: most frees name neither pointer and lie
+// above the lowest known hole, and cost two comparisons of offsets.
 func (a *Arena) forget(id uint32) {
 	sw := &a.sw
-	// The allocation after id, looked up only when needed: most frees
-	// are above the lowest known hole and change no pointer.
-	succ, known := uint32(none), false
-	after := func() uint32 {
-		if !known {
-			succ, known = a.after(id), true
-		}
-		return succ
-	}
-	if sw.cursor == id {
-		sw.cursor = after()
-	}
 	switch {
-	case sw.restart == id:
-		sw.restart = after()
+	case sw.cursor == id || sw.restart == id:
+		// The role passes to the allocation after id. (When the cursor
+		// steps off id, the hole id leaves is right behind the running
+		// pass, which closes it: no restart for it.)
+		succ := a.after(id)
+		if sw.cursor == id {
+			sw.cursor = succ
+		}
+		if sw.restart == id {
+			sw.restart = succ
+		}
 	case (sw.cursor == none || a.below(id, sw.cursor)) && (sw.restart == none || a.below(id, sw.restart)):
 		// A hole behind the pass (or with no pass) and below any known
 		// one. With nothing after it the hole merges into the tail, and
 		// right behind the cursor the running pass closes it: neither
 		// needs a restart.
-		if s := after(); s != none && s != sw.cursor {
+		if s := a.after(id); s != none && s != sw.cursor {
 			sw.restart = s
 		}
 	}

@@ -81,6 +81,7 @@ type slab struct {
 	seq       uint64 // creation order, unique in its allocator: orders uploads
 	slotBytes uint32 // layout.SlotBytes(), the arena's ElemSize
 	upEpoch   uint64 // the runs.epoch of the last uploads that visited it (runs.inOrder)
+	movedAt   uint64 // the Allocator.placeEpoch when a range of it last moved (onMove)
 }
 
 // owner is the arena owner tag of the k array of record idx: the record
@@ -115,6 +116,10 @@ type Allocator struct {
 	own      int    // live buffers of their own
 	ownBytes uint64 // their bytes
 	slabSeq  uint64 // the newest slab's seq
+	// placeEpoch counts flush calls: a slab whose ranges move marks
+	// itself with it (slab.movedAt), so a Flush re-reads the offsets of
+	// the arrays it placed only in slabs that moved while it ran.
+	placeEpoch uint64
 
 	// Per-Flush scratch, reused.
 	groups     []group // the frame's layouts, in the order first staged; groups[:ngroups] are this Flush's
@@ -420,6 +425,7 @@ func (a *Allocator) onMove(s *slab, m arena.Move) {
 	if idx >= uint32(len(a.recs)) || k > Indices || a.recs[idx].parts[k].slab != s || a.recs[idx].parts[k].h != m.Handle {
 		invariant.Broken("mesh", "a slab of %v moved a range no mesh holds (owner %#x)", s.layout, m.Owner)
 	}
+	s.movedAt = a.placeEpoch
 	r := &a.recs[idx]
 	h := Handle{idx: idx, gen: r.gen}
 	a.stats.MeshesMoved++

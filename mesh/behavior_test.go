@@ -410,3 +410,46 @@ func TestManyLayoutsEachFlush(t *testing.T) {
 		}
 	})
 }
+
+// TestFlushCompactsWhatItPlaced: churn without Sweep, so a Flush's
+// Reserve finds a slab's free space in pieces with its sweep episode
+// already armed and grown, and compacts it, after the same Flush placed
+// arrays in that slab's holes: those arrays move before they are
+// uploaded, and must be uploaded where they are now. Every byte is read
+// back after every Flush, on every backend.
+func TestFlushCompactsWhatItPlaced(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		md := newModel(t, dev, mesh.Options{MinSlabBytes: 4 << 10, GrowthFactor: 1.5})
+		r := rand.New(rand.NewPCG(15, 15))
+		var hs []mesh.Handle
+		compacting := 0 // Flushes that compacted and placed arrays too
+		for range 80 {
+			kept := hs[:0]
+			for _, h := range hs {
+				if r.IntN(2) == 0 {
+					md.remove(t, h)
+				} else {
+					kept = append(kept, h)
+				}
+			}
+			hs = kept
+			// Small arrays that fit the holes, and a few large ones that
+			// do not.
+			for range 20 + r.IntN(30) {
+				hs = append(hs, md.add(t, fixedMesh(r, 12, 1+r.IntN(24), mesh.Uint16, 3*(1+r.IntN(8)))))
+			}
+			for range 1 + r.IntN(3) {
+				hs = append(hs, md.add(t, fixedMesh(r, 12, 100+r.IntN(200), mesh.Uint16, 300+3*r.IntN(100))))
+			}
+			before := md.a.Stats()
+			md.flush(t)
+			if after := md.a.Stats(); after.Compactions > before.Compactions {
+				compacting++
+			}
+			md.verify(t)
+		}
+		if compacting == 0 {
+			t.Fatal("no Flush compacted: the test must move arrays placed in the same Flush")
+		}
+	})
+}

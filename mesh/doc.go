@@ -61,10 +61,11 @@
 //
 // Add, Modify, Remove, Resident and Slices are O(1) (Slices does not
 // allocate; Add allocates only to grow its tables). Flush is O(n log n) for
-// n arrays staged (whether a slab serves an array as it is costs O(1):
-// arena.Fits), plus O(k) per slab visited for the k free regions within
-// 12.5% of its largest (its arena's Stats), plus the bytes uploaded and
-// copied by growth; in steady state it does not allocate. Sweep is
+// n arrays staged (placing an array in a slab's free space as it is, or
+// learning that it does not fit, costs O(1): arena.AllocateIfFits), plus
+// O(k) per slab visited for the k free regions within 12.5% of its
+// largest (its arena's Stats), plus the bytes uploaded and copied by
+// growth; in steady state it does not allocate. Sweep is
 // O(slabs + budget). Stats is O(slabs).
 //
 // # Lifetimes

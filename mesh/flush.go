@@ -20,10 +20,9 @@ import (
 //
 //  2. Place, layout by layout, largest array first. For each slab of the
 //     layout, in order: first fill the slab's holes, placing every array
-//     the slab serves as it is (arena.Fits: a free region at least the
-//     array's size rounded up to its allocator bin, arena.RoundUp): such
-//     a request is never refused (it looks for a region in its rounded-up
-//     bin or above, and that region is filed there), so nothing grows.
+//     the slab serves as it is (arena.AllocateIfFits: it allocates where a
+//     free region holds the array, and refuses the rest without making
+//     room), so nothing grows or moves.
 //     Then take the arrays left that still fit under the slab's maximum
 //     (first fit, decreasing) and reserve room for all of them at once:
 //     arena.Reserve of the sum of their rounded sizes, which makes room
@@ -92,6 +91,7 @@ func (a *Allocator) Flush() error {
 }
 
 func (a *Allocator) flush() error {
+	a.placeEpoch++ // slabs moved from here on are marked (onMove)
 	a.placed, a.rewrites = a.placed[:0], a.rewrites[:0]
 	a.runs.ups = a.runs.ups[:0]
 	defer a.runs.reset()
@@ -148,13 +148,17 @@ func (a *Allocator) flush() error {
 	}
 	// The uploads: the arrays placed in slabs now were queued as they
 	// were placed (claim), in that order (mostly by slab and offset
-	// already, which makes the sort in uploadRuns needless), without
-	// their offsets, which a compaction on the way may have changed:
-	// they are read now. Then the rest: rewrites in place, and arrays in
+	// already, which makes the sort in uploadRuns needless), with the
+	// offsets the arena gave them; a compaction on the way (a Reserve,
+	// or an allocation that made room) may have moved those of its slab,
+	// which onMove marked: their offsets are read again now. Then the rest: rewrites in place, and arrays in
 	// buffers of their own, uploaded at once. Each array is in exactly
 	// one of the two lists.
 	for i := range a.runs.ups {
 		u := &a.runs.ups[i]
+		if u.slab.movedAt != a.placeEpoch {
+			continue // nothing in its slab moved since it was placed
+		}
 		off, err := u.slab.ar.Offset(u.h)
 		if err != nil {
 			return fmt.Errorf("mesh: upload %v: %w", u.slab.layout, err)
@@ -563,24 +567,24 @@ func sortKeys(keys, buf []uint64) {
 }
 
 // fill places, without any growth, the pieces that fit in s's free space
-// now: a piece the slab serves as it is (arena.Fits, O(1)) is never
-// refused (see above). It returns the pieces left, kept in rest's storage,
-// and whether s is out of allocation nodes.
+// now: arena.AllocateIfFits serves a piece where a free region holds it
+// and refuses the rest (ErrNoFit) without making room. It returns the
+// pieces left, kept in rest's storage, and whether s is out of
+// allocation nodes.
 func (a *Allocator) fill(s *slab, rest []piece) (left []piece, full bool, err error) {
 	left = rest[:0]
 	for k, pc := range rest {
-		if !s.ar.Fits(pc.slots) {
+		h, off, err := s.ar.AllocateIfFits(pc.slots, owner(pc.idx, pc.kind))
+		switch {
+		case err == nil:
+			a.claim(s, pc, h, off)
+		case err == arena.ErrNoFit:
 			left = append(left, pc)
-			continue
-		}
-		h, err := s.ar.AllocateOwned(pc.slots, owner(pc.idx, pc.kind))
-		if errors.Is(err, arena.ErrTooManyAllocations) {
+		case errors.Is(err, arena.ErrTooManyAllocations):
 			return append(left, rest[k:]...), true, nil
-		}
-		if err != nil {
+		default:
 			return nil, false, fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
 		}
-		a.claim(s, pc, h)
 	}
 	return left, false, nil
 }
@@ -606,11 +610,19 @@ func (a *Allocator) take(pieces []piece, room uint64, maxCount int) (batch, left
 }
 
 // allocate places the pieces of batch in s, where Reserve or the slab's
-// creation made room. When s runs out of allocation nodes it returns the
-// pieces not placed (in a.unplaced).
+// creation made room: each is served as the slab is (AllocateIfFits),
+// but with guards, whose margins Reserve's sum leaves out, when the
+// arena must make room again (AllocateOwned). When s runs out of
+// allocation nodes it returns the pieces not placed (in a.unplaced).
 func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err error) {
 	for k, pc := range batch {
-		h, err := s.ar.AllocateOwned(pc.slots, owner(pc.idx, pc.kind))
+		tag := owner(pc.idx, pc.kind)
+		h, off, err := s.ar.AllocateIfFits(pc.slots, tag)
+		if err == arena.ErrNoFit {
+			if h, err = s.ar.AllocateOwned(pc.slots, tag); err == nil {
+				off, err = s.ar.Offset(h)
+			}
+		}
 		if errors.Is(err, arena.ErrTooManyAllocations) {
 			a.unplaced = append(a.unplaced[:0], batch[k:]...)
 			return a.unplaced, nil
@@ -618,20 +630,20 @@ func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err erro
 		if err != nil {
 			return nil, fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
 		}
-		a.claim(s, pc, h)
+		a.claim(s, pc, h, off)
 	}
 	return nil, nil
 }
 
 // claim records that pc's array lives at h in s, allocated with pc's
-// owner tag, and queues its upload (its offset is read once placement is
-// done: see flush), while its record is at hand.
-func (a *Allocator) claim(s *slab, pc piece, h arena.Handle) {
+// owner tag and starting at slot off, and queues its upload while its
+// record is at hand (flush reads off again if s moves before the upload).
+func (a *Allocator) claim(s *slab, pc piece, h arena.Handle, off uint32) {
 	r := &a.recs[pc.idx]
 	p := &r.parts[pc.kind]
 	p.slab, p.h = s, h
 	a.placed = append(a.placed, pc)
-	a.runs.ups = append(a.runs.ups, slabUpload{slab: s, h: h, n: uint64(pc.slots) * uint64(s.slotBytes), p: p, data: r.data[pc.kind]})
+	a.runs.ups = append(a.runs.ups, slabUpload{slab: s, h: h, off: uint64(off) * uint64(s.slotBytes), n: uint64(pc.slots) * uint64(s.slotBytes), p: p, data: r.data[pc.kind]})
 }
 
 // newSlab creates a slab of l with capacity slots.
