@@ -55,3 +55,40 @@ func BenchmarkLookup(b *testing.B) {
 		dev.Release()
 	}
 }
+
+// BenchmarkChurn measures an Unregister and a Register of 1x1 textures
+// in a registry holding about 1,000 of them over pages of 256 layers, the
+// ids freed in a scattered order: the cost of finding and giving back a
+// layer (the device's write of one texel is the rest).
+func BenchmarkChurn(b *testing.B) {
+	dev, err := host.New(host.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Release()
+	r, err := bindless.New[int](dev, bindless.Options{LayersPerPage: 256, MaxPages: 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Release()
+	key := bindless.Key{Format: device.R8Unorm, Width: 1, Height: 1}
+	px := []byte{7}
+	const n = 1024
+	for i := range n {
+		if _, err := r.Register(i, key, px); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		old := (i * 397) % n // a scattered order over the live ids
+		if err := r.Unregister(old + i/n*n); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Register(old+(i/n+1)*n, key, px); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

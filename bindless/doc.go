@@ -14,13 +14,16 @@
 //	page h >> 16, layer h & 0xffff
 //
 // A Handle is that packed value. It is stable for the texture's life:
-// Update rewrites the layer's texels, never moves it. Unregister frees
-// the layer and a later Register reuses it (most recently freed first);
-// a page is added only when every layer of its bucket is taken, and
-// Version changes exactly when the pages do (one added, recreated or
-// released), so a bind group built at one version is valid while Version
-// stays.
-//
+// Update rewrites the layer's texels, never moves it, and neither does
+// Shrink. Unregister frees the layer and a later Register reuses it:
+// registrations take the lowest free layer of their bucket (lowest page,
+// then lowest layer), so layers in use gather at the low end of the
+// lowest pages and the pages' high ends and last pages empty out for
+// Shrink. A page is grown, recreated or added only when every layer of
+// its bucket's live pages is taken, and Version changes exactly when the
+// pages do (one added, recreated, grown, trimmed or released), so a bind
+// group built at one version is valid while Version stays.
+
 // Textures are registered by a source id of the caller's (a path, an
 // asset id): Register with an id that is registered already returns its
 // handle and writes nothing. Lookups by id (Handle) and by handle
@@ -33,16 +36,31 @@
 // # Giving memory back
 //
 // Pages are never released by Unregister: a page whose textures all
-// unloaded keeps its memory for the next ones. Shrink releases the
-// texture of every page that holds no texture in use and returns the
-// bytes, for a budget's reclaimer (package budget) or a level change. A
-// released page is vacant: it keeps its index, since indices are binding
-// slots and handles, and holds no texture (nil in Pages, absent from
-// Memory, counted in Stats().Vacant) until a registration of its bucket
-// needs a page again, which recreates it at the same index before adding
-// any. Vacant pages at the end of the list are dropped (NumPages falls).
-// Stats().PagesReleased and BytesReleased count what Shrink gave back.
+// unloaded keeps its memory for the next ones. Shrink gives memory back
+// without moving a texture, and returns the bytes, for a budget's
+// reclaimer (package budget) or a level change:
 //
+//   - It releases the texture of every page that holds no texture in
+//     use. A released page is vacant: it keeps its index, since indices
+//     are binding slots and handles, and holds no texture (nil in Pages,
+//     absent from Memory, counted in Stats().Vacant) until a registration
+//     of its bucket needs a page again, which recreates it at the same
+//     index before adding any. Vacant pages at the end of the list are
+//     dropped (NumPages falls).
+//   - It trims every page whose layers in use all lie in its lower half
+//     (the highest in use h, h+1 at most half its layers): the page gets
+//     a texture of exactly layers 0..h, those in use copied, and the old
+//     one is released. A registration that finds no free layer grows the
+//     bucket's lowest trimmed page back, doubling its layers (at most
+//     LayersPerPage), before it recreates a higher vacant page or adds
+//     one. Trimming only below half and growing by doubling keep a page
+//     from being trimmed and grown over and over.
+//
+// A trim or a growth the device or a budget refuses changes nothing: the
+// old texture stays, with every layer. Stats().PagesReleased,
+// PagesTrimmed and BytesReleased count what Shrink gave back, PagesGrown
+// the growths.
+
 // # Limits
 //
 // Handles have 16 bits of page and 16 of layer: LayersPerPage is at most
@@ -57,8 +75,9 @@
 //
 //   - Every registered id has one handle; the handle's layer belongs to it
 //     alone; Source(Handle(id)) is id.
-//   - A bucket's layers are each registered, a default, or on its free
-//     list, or not yet used (only in its last page).
+//   - A page's texture has its capacity in layers, 1 to LayersPerPage;
+//     each of those layers is registered, a default, free or unused, and
+//     a handle of a layer past the capacity names nothing.
 //   - A vacant page holds no layer; the last page is never vacant, and
 //     page 0 (the defaults') never is.
 //   - A failed call changes nothing the caller can see: no handle, no page,

@@ -19,7 +19,8 @@ var (
 
 	// ErrFull is returned when a registration needs a new page and the
 	// bucket or the registry has its maximum, or the device refuses the
-	// page (its error is wrapped too). Nothing was registered.
+	// page, or the larger texture of a trimmed page it grows (the
+	// device's error is wrapped too). Nothing was registered.
 	ErrFull = errors.New("bindless: full")
 
 	// ErrNotRegistered is returned for a source id that is not registered

@@ -30,9 +30,16 @@ var fuzzKeys = []bindless.Key{
 //	5:   refuse the next page creation, then register
 //	6:   register a copy of another device's texture: it fails, and Stats
 //	     are exactly as before
-//	7:   Shrink: exactly the pages with no texture in use lose their
-//	     textures, the bytes returned are theirs, trailing vacant pages
-//	     are dropped, and every other page keeps its texture
+//	7:   Shrink (with every page creation refused when arg is odd):
+//	     exactly the pages with no texture in use lose their textures,
+//	     trailing vacant pages are dropped, the pages whose layers in use
+//	     lie in their lower half are trimmed to them (none when refused),
+//	     every other page keeps its texture, and the bytes returned are
+//	     the released and trimmed ones
+//
+// Every registration of a new id takes the lowest available layer of its
+// bucket (lowest page, then layer), else grows or recreates the bucket's
+// lowest page below full capacity, else adds a page (model.next).
 //
 // After every command Version has changed exactly when Pages has, and
 // NumPages has fallen only at a Shrink.
@@ -48,6 +55,7 @@ func runRegistry(data []byte) error {
 	}
 	defer r.Release()
 	m := newModel(dev, r)
+	m.full = 3
 	other, err := host.New(host.Options{})
 	if err != nil {
 		return err
@@ -104,7 +112,7 @@ func runRegistry(data []byte) error {
 				return fmt.Errorf("command %d: a failed RegisterCopy changed Stats: %+v, then %+v", i, before, after)
 			}
 		case 7:
-			err = m.shrink()
+			err = m.shrinkRefused(arg%2 == 1)
 		case 4:
 			if _, had := m.want[id]; had {
 				err = m.update(id, i)
@@ -137,6 +145,11 @@ func FuzzRegistry(f *testing.F) {
 		// trailing ones dropped.
 		{0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8, 3, 3, 3, 4, 3, 5, 7, 0,
 			5, 9, 0, 9, 0, 10, 0, 11, 7, 0, 3, 0, 3, 1, 3, 2, 3, 6, 3, 7, 3, 8, 3, 9, 3, 10, 3, 11, 7, 0, 0, 12},
+		// A page of rgba4 left with its layer 0 in use: a refused Shrink
+		// keeps it, a Shrink trims it to one layer; the next registrations
+		// grow it back (once refused), to 2 layers, then 3, then a page
+		// follows.
+		{0, 0, 0, 1, 0, 2, 3, 1, 3, 2, 7, 1, 7, 0, 5, 3, 0, 3, 0, 4, 0, 5, 0, 6, 7, 0, 3, 6, 3, 5, 3, 4, 3, 3, 7, 0},
 	} {
 		f.Add(s)
 	}

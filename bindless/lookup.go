@@ -2,6 +2,7 @@ package bindless
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpumem/gpumem/device"
 )
@@ -63,8 +64,8 @@ func (r *Registry[K]) page(h Handle) *page[K] {
 func (r *Registry[K]) Len() int { return len(r.bySource) }
 
 // Version returns the layout version: it changes exactly when Pages
-// would return something else: a page added or recreated (a registration),
-// pages released (Shrink). Rebuild bind groups when it differs from the
+// would return something else: a page added, recreated or grown (a
+// registration), pages released or trimmed (Shrink). Rebuild bind groups when it differs from the
 // one they were built at.
 func (r *Registry[K]) Version() uint64 { return r.version }
 
@@ -77,7 +78,9 @@ func (r *Registry[K]) NumPages() int { return len(r.pages) }
 // slot i. A vacant page (Shrink released its texture) is nil: no handle
 // names it, so bind any page there; page 0 is never vacant. The slice is
 // new (one allocation); the textures stay owned by the registry and valid
-// until Shrink releases them or Release (Version says when).
+// until Shrink releases or trims them, a registration grows them, or
+// Release (Version says when). A page texture has the layers its page
+// holds now: fewer than LayersPerPage once trimmed.
 func (r *Registry[K]) Pages() []device.Texture {
 	out := make([]device.Texture, len(r.pages))
 	for i, p := range r.pages {
@@ -99,26 +102,30 @@ type Stats struct {
 	Builtin    int // default textures
 	FreeLayers int // layers freed and waiting for reuse
 	Version    uint64
-	// PagesReleased counts the page textures Shrink released, and
-	// BytesReleased their bytes (as Shrink returns them), over the
-	// registry's life.
+	// PagesReleased counts the page textures Shrink released,
+	// PagesTrimmed the pages it recreated with fewer layers, and
+	// BytesReleased the bytes of both (as Shrink returns them), over the
+	// registry's life. PagesGrown counts trimmed pages a registration
+	// recreated with more layers.
 	PagesReleased uint64
+	PagesTrimmed  uint64
 	BytesReleased uint64
+	PagesGrown    uint64
 }
 
 // Stats counts the registry's buckets, pages and layers. O(pages).
 func (r *Registry[K]) Stats() Stats {
 	s := Stats{Buckets: len(r.buckets), Pages: len(r.pages), Registered: len(r.bySource), Builtin: len(r.builtin), Version: r.version,
-		PagesReleased: r.pagesReleased, BytesReleased: r.bytesReleased}
+		PagesReleased: r.pagesReleased, PagesTrimmed: r.pagesTrimmed, BytesReleased: r.bytesReleased, PagesGrown: r.pagesGrown}
 	for _, p := range r.pages {
 		if p.tex == nil {
 			s.Vacant++
 			continue
 		}
-		s.Layers += len(p.state)
+		s.Layers += int(p.capacity)
 	}
 	for _, b := range r.buckets {
-		s.FreeLayers += len(b.free)
+		s.FreeLayers += b.free
 	}
 	return s
 }
@@ -147,53 +154,45 @@ func (r *Registry[K]) check() error {
 	if r.released {
 		return nil
 	}
+	if n := len(r.pages); n > 0 && (r.pages[n-1].tex == nil || r.pages[0].tex == nil) {
+		return fmt.Errorf("page 0 or %d, the last, is vacant", n-1)
+	}
 	seen := 0
 	for key, b := range r.buckets {
-		if b.key != key || len(b.pages)+len(b.vacant) == 0 {
-			return fmt.Errorf("bucket %v: key %v, %d pages, %d vacant", key, b.key, len(b.pages), len(b.vacant))
+		if b.key != key || len(b.pages) == 0 || !slices.IsSorted(b.pages) {
+			return fmt.Errorf("bucket %v: key %v, pages %v", key, b.key, b.pages)
 		}
-		for _, gi := range b.vacant {
-			if gi >= len(r.pages) || r.pages[gi].b != b || r.pages[gi].tex != nil || !r.pages[gi].empty() {
-				return fmt.Errorf("bucket %v: vacant page %d is not a vacant page of it", key, gi)
-			}
-			for l, st := range r.pages[gi].state {
-				if st != layerUnused {
-					return fmt.Errorf("vacant page %d layer %d: state %d", gi, l, st)
-				}
+		free, avail := 0, 0
+		for _, gi := range b.pages {
+			if gi >= len(r.pages) || r.pages[gi].b != b {
+				return fmt.Errorf("bucket %v: page %d is not its", key, gi)
 			}
 			seen++
-		}
-		if n := len(r.pages); n > 0 && r.pages[n-1].tex == nil {
-			return fmt.Errorf("page %d, the last, is vacant", n-1)
-		}
-		if b.next > b.layers {
-			return fmt.Errorf("bucket %v: next %d of %d", key, b.next, b.layers)
-		}
-		free := map[Handle]bool{}
-		for _, h := range b.free {
-			p := r.page(h)
-			if p == nil || p.b != b || p.state[h.Layer()] != layerFree || free[h] {
-				return fmt.Errorf("bucket %v: free handle %v is not a free layer of it, or listed twice", key, h)
-			}
-			free[h] = true
-		}
-		for i, gi := range b.pages {
 			p := r.pages[gi]
-			if p.tex == nil || p.b != b || uint32(len(p.state)) != b.layers {
-				return fmt.Errorf("bucket %v: page %d belongs to %v, %d layers, texture %v", key, gi, p.b.key, len(p.state), p.tex)
+			if uint32(len(p.state)) != b.layers || uint32(len(p.owner)) != b.layers {
+				return fmt.Errorf("page %d: %d states, %d owners, bucket of %d layers", gi, len(p.state), len(p.owner), b.layers)
 			}
-			if d := p.tex.Desc(); KeyOf(d) != key || d.Layers != b.layers {
-				return fmt.Errorf("page %d: texture %+v for bucket %v", gi, d, key)
-			}
-			seen++
-			last := i == len(b.pages)-1
-			for l, st := range p.state {
-				unused := last && uint32(l) >= b.next
-				if (st == layerUnused) != unused {
-					return fmt.Errorf("page %d layer %d: state %d, unused %v (next %d)", gi, l, st, unused, b.next)
+			if p.tex == nil {
+				if p.capacity != 0 {
+					return fmt.Errorf("vacant page %d: capacity %d", gi, p.capacity)
 				}
-				if (st == layerFree) != free[makeHandle(gi, uint32(l))] {
-					return fmt.Errorf("page %d layer %d: state %d, on the free list %v", gi, l, st, !free[makeHandle(gi, uint32(l))])
+			} else if d := p.tex.Desc(); KeyOf(d) != key || d.Layers != p.capacity || p.capacity == 0 || p.capacity > b.layers {
+				return fmt.Errorf("page %d: texture %+v, capacity %d, for bucket %v of %d layers", gi, d, p.capacity, key, b.layers)
+			}
+			n := 0
+			for l, st := range p.state {
+				isAvail := uint32(l) < p.capacity && (st == layerUnused || st == layerFree)
+				if uint32(l) >= p.capacity && st != layerUnused {
+					return fmt.Errorf("page %d layer %d, at or past capacity %d: state %d", gi, l, p.capacity, st)
+				}
+				if p.avail.has(uint32(l)) != isAvail {
+					return fmt.Errorf("page %d layer %d: state %d, available %v", gi, l, st, !isAvail)
+				}
+				if isAvail {
+					n++
+				}
+				if st == layerFree {
+					free++
 				}
 				if st == layerRegistered {
 					if h, ok := r.bySource[p.owner[l]]; !ok || h != makeHandle(gi, uint32(l)) {
@@ -201,6 +200,15 @@ func (r *Registry[K]) check() error {
 					}
 				}
 			}
+			if p.avail.n != n || b.avail.has(uint32(gi)) != (n > 0) {
+				return fmt.Errorf("page %d: %d available layers, counted %d, in the bucket's set %v", gi, n, p.avail.n, b.avail.has(uint32(gi)))
+			}
+			if n > 0 {
+				avail++
+			}
+		}
+		if free != b.free || avail != b.avail.n {
+			return fmt.Errorf("bucket %v: %d free layers, counted %d; %d pages with available layers, counted %d", key, free, b.free, avail, b.avail.n)
 		}
 	}
 	if seen != len(r.pages) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
 )
 
 // model is what the registry should hold: per id, the key, the handle it
@@ -14,6 +15,10 @@ type model struct {
 	dev  device.Device
 	r    *bindless.Registry[string]
 	want map[string]entry
+	// full is the registry's LayersPerPage, when the test knows it: a
+	// registration with no available layer is then checked to take the
+	// lowest page below full capacity (grown or recreated) or a new one.
+	full uint32
 }
 
 type entry struct {
@@ -39,6 +44,7 @@ func pixels(key bindless.Key, seed int) []byte {
 // register registers id from pixels of seed and records it on success.
 func (m *model) register(id string, key bindless.Key, seed int) (bindless.Handle, error) {
 	px := pixels(key, seed)
+	expect, known := m.next(key)
 	h, err := m.r.Register(id, key, px)
 	if err != nil {
 		return h, err
@@ -49,8 +55,68 @@ func (m *model) register(id string, key bindless.Key, seed int) (bindless.Handle
 		}
 		return h, nil
 	}
+	if known && h != expect {
+		return h, fmt.Errorf("Register(%q) took %v, the lowest available is %v", id, h, expect)
+	}
 	m.want[id] = entry{key: key.Normalized(), h: h, pixels: px}
 	return h, nil
+}
+
+// inUse returns the layers in use of every page: the ids' and the
+// defaults'.
+func (m *model) inUse() map[int]map[uint32]bool {
+	used := map[int]map[uint32]bool{}
+	add := func(h bindless.Handle) {
+		if used[h.Page()] == nil {
+			used[h.Page()] = map[uint32]bool{}
+		}
+		used[h.Page()][h.Layer()] = true
+	}
+	for _, e := range m.want {
+		add(e.h)
+	}
+	add(m.r.White())
+	add(m.r.Black())
+	add(m.r.FlatNormal())
+	return used
+}
+
+// next returns the handle a registration of a new id with key must take:
+// the lowest available layer (lowest page, then layer) of the bucket's
+// live pages; else, when m.full is known, the first new layer of the
+// lowest page of the bucket below full capacity (a trimmed page grown, a
+// vacant one recreated), else layer 0 of a new page. known is false where
+// the model cannot tell.
+func (m *model) next(key bindless.Key) (h bindless.Handle, known bool) {
+	key = key.Normalized()
+	used := m.inUse()
+	pages := m.r.Pages()
+	for i, p := range pages {
+		if p == nil || bindless.KeyOf(p.Desc()) != key {
+			continue
+		}
+		for l := range p.Desc().Layers {
+			if !used[i][l] {
+				return bindless.Handle(uint32(i)<<16 | l), true
+			}
+		}
+	}
+	if m.full == 0 || key.Samples > 1 {
+		return 0, false
+	}
+	for i, p := range pages {
+		k, ok := m.r.KeyOfHandle(bindless.Handle(uint32(i) << 16))
+		if !ok || k != key {
+			continue
+		}
+		if p == nil {
+			return bindless.Handle(uint32(i) << 16), true
+		}
+		if n := p.Desc().Layers; n < m.full {
+			return bindless.Handle(uint32(i)<<16 | n), true
+		}
+	}
+	return bindless.Handle(uint32(len(pages)) << 16), true
 }
 
 func (m *model) update(id string, seed int) error {
@@ -74,45 +140,82 @@ func (m *model) unregister(id string) error {
 
 // shrink calls Shrink and checks it against the model: the pages with no
 // texture in use (page 0 holds the defaults) lose their textures and
-// their bytes are returned; the others keep theirs; vacant pages at the
-// end are dropped; Stats count the release.
-func (m *model) shrink() error {
+// their bytes are returned; vacant pages at the end are dropped; a page
+// whose layers in use all lie in its lower half (the highest h, h+1 at
+// most half its layers) gets a texture of exactly h+1 layers, its bytes
+// beyond those returned; the others keep theirs; Stats count the
+// releases and trims.
+func (m *model) shrink() error { return m.shrinkRefused(false) }
+
+// shrinkRefused is shrink with every page creation refused (refused
+// true, on a host device): no page is trimmed, and none changes but the
+// empty ones, released.
+func (m *model) shrinkRefused(refused bool) error {
 	before, st := m.r.Pages(), m.r.Stats()
-	inUse := map[int]bool{0: true}
-	for _, e := range m.want {
-		inUse[e.h.Page()] = true
-	}
+	used := m.inUse()
 	var want uint64
 	last := 0
+	trims := 0
+	keep := make([]uint32, len(before)) // layers each page keeps; 0: released
 	for i, p := range before {
-		switch {
-		case p == nil:
-		case inUse[i]:
-			last = i
-		default:
-			d := p.Desc()
-			want += d.LayerBytes() * uint64(d.Layers) * uint64(d.Samples)
+		if p == nil {
+			continue
+		}
+		d := p.Desc()
+		if len(used[i]) == 0 {
+			want += d.Bytes()
+			continue
+		}
+		last = i
+		high := uint32(0)
+		for l := range used[i] {
+			high = max(high, l)
+		}
+		keep[i] = d.Layers
+		if high+1 <= d.Layers/2 && !refused {
+			keep[i] = high + 1
+			trims++
+			want += d.LayerBytes() * uint64(d.Layers-high-1) * uint64(d.Samples)
 		}
 	}
+	if refused {
+		m.dev.(*host.Device).FailNextCreates(1 << 20)
+	}
 	freed, err := m.r.Shrink()
+	if refused {
+		m.dev.(*host.Device).FailNextCreates(0)
+	}
 	if err != nil {
 		return err
 	}
 	if freed != want {
-		return fmt.Errorf("Shrink freed %d bytes, the empty pages held %d", freed, want)
+		return fmt.Errorf("Shrink freed %d bytes, the empty and trimmed pages held %d", freed, want)
 	}
 	after := m.r.Pages()
 	if len(after) != last+1 {
 		return fmt.Errorf("after Shrink %d pages, the last in use is %d", len(after), last)
 	}
 	for i, p := range after {
-		if inUse[i] != (p != nil) || (p != nil && p != before[i]) {
-			return fmt.Errorf("after Shrink page %d is %v (was %v), in use %v", i, p, before[i], inUse[i])
+		switch {
+		case (keep[i] != 0) != (p != nil):
+			return fmt.Errorf("after Shrink page %d is %v (was %v), layers in use %v", i, p, before[i], used[i])
+		case p == nil:
+		case p.Desc().Layers != keep[i] || (p == before[i]) != (keep[i] == before[i].Desc().Layers):
+			return fmt.Errorf("after Shrink page %d has %d layers (texture %v, was %v with %d), want %d", i, p.Desc().Layers, p, before[i], before[i].Desc().Layers, keep[i])
 		}
 	}
 	now := m.r.Stats()
-	if now.BytesReleased != st.BytesReleased+freed || (freed > 0) != (now.PagesReleased > st.PagesReleased) {
-		return fmt.Errorf("Stats after Shrink freed %d: %+v, before %+v", freed, now, st)
+	if now.BytesReleased != st.BytesReleased+freed || now.PagesTrimmed != st.PagesTrimmed+uint64(trims) {
+		return fmt.Errorf("Stats after Shrink freed %d, %d trims: %+v, before %+v", freed, trims, now, st)
+	}
+	released := 0
+	for i, p := range before {
+		if p != nil && (i >= len(after) || after[i] == nil) {
+			released++
+		}
+	}
+	if now.PagesReleased != st.PagesReleased+uint64(released) {
+		return fmt.Errorf("Stats after Shrink released %d pages: %+v, before %+v", released, now, st)
 	}
 	return nil
 }
@@ -129,6 +232,21 @@ func (m *model) verify() error {
 	st := m.r.Stats()
 	if n := len(m.r.Memory()); n != st.Pages-st.Vacant || st.Pages != m.r.NumPages() {
 		return fmt.Errorf("Memory shows %d pages, Stats %+v, NumPages %d", n, st, m.r.NumPages())
+	}
+	pages, mem := m.r.Pages(), m.r.Memory()
+	for _, b := range mem {
+		found := false
+		for _, p := range pages {
+			if p != nil && p.Desc().Label == b.Name {
+				found = true
+				if d := p.Desc(); b.Layers != d.Layers || b.CapacityBytes != d.LayerBytes()*uint64(d.Layers) {
+					return fmt.Errorf("Memory shows %s with %d layers, %d bytes; its texture has %d", b.Name, b.Layers, b.CapacityBytes, d.Layers)
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("Memory shows %s, no page has that label", b.Name)
+		}
 	}
 	handles := map[bindless.Handle]string{}
 	for id, e := range m.want {

@@ -14,8 +14,8 @@ import (
 // cannot take pixels (ErrInvalidKey); use RegisterCopy.
 //
 // O(1) lookups; it writes mip 0 (and generates mips) on the device, and
-// creates a page (Version changes) when the bucket has no free layer. On
-// error nothing is registered.
+// grows, recreates or creates a page (Version changes) when the bucket
+// has no free layer. On error nothing is registered.
 func (r *Registry[K]) Register(id K, key Key, pixels []byte) (Handle, error) {
 	key = key.Normalized()
 	if h, ok, err := r.existing("Register", id, key); ok || err != nil {
@@ -75,15 +75,17 @@ func (r *Registry[K]) existing(op string, id K, key Key) (Handle, bool, error) {
 // register takes a layer of key's bucket, fills it with fill and records
 // id as its owner; when fill fails it gives the layer back.
 func (r *Registry[K]) register(id K, key Key, fill func(tex device.Texture, layer uint32) error) (Handle, error) {
-	h, from, err := r.alloc(key)
+	s, err := r.alloc(key)
 	if err != nil {
 		return 0, fmt.Errorf("bindless: register %v: %w", id, err)
 	}
+	h := s.h
 	p := r.pages[h.Page()]
 	if err := fill(p.tex, h.Layer()); err != nil {
-		r.unalloc(h, from)
+		r.unalloc(s)
 		return 0, fmt.Errorf("bindless: register %v: %w", id, err)
 	}
+	r.commit(s)
 	p.state[h.Layer()] = layerRegistered
 	p.owner[h.Layer()] = id
 	r.bySource[id] = h
@@ -180,8 +182,9 @@ func (r *Registry[K]) GenerateMips(id K) error {
 	return nil
 }
 
-// Unregister frees the layer of id for reuse; its handle is invalid from
-// now on. O(1). It fails with ErrNotRegistered.
+// Unregister frees the layer of id for reuse (registrations take the
+// lowest free layer first); its handle is invalid from now on. O(1). It
+// fails with ErrNotRegistered.
 func (r *Registry[K]) Unregister(id K) error {
 	p, layer, err := r.lookup("Unregister", id)
 	if err != nil {
@@ -192,6 +195,7 @@ func (r *Registry[K]) Unregister(id K) error {
 	var zero K
 	p.owner[layer] = zero
 	p.state[layer] = layerFree
-	p.b.free = append(p.b.free, h)
+	p.b.free++
+	r.open(h.Page(), layer, layer+1)
 	return nil
 }

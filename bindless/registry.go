@@ -2,28 +2,34 @@ package bindless
 
 // Layout. A Registry holds buckets (one per Key) and pages (slots in
 // global index order, each a 2D-array texture or vacant). A page is live
-// (it has a texture) or vacant (Shrink released its texture; the slot
-// keeps its index and its bucket, and holds no layer). A bucket lists its
-// live pages in pages, in the order they were created or recreated, and
-// its vacant ones in vacant. A layer of a live page is in one of four
-// states; every layer of a vacant page is unused:
+// (it has a texture of capacity layers, 1 to its bucket's layers) or
+// vacant (Shrink released its texture; the slot keeps its index and its
+// bucket, and holds no layer). A bucket lists all its pages, live and
+// vacant, in pages, in ascending index order. A layer below a live page's
+// capacity is in one of four states; every layer at or above the
+// capacity, and every layer of a vacant page, is unused:
 //
-//	unused      never handed out: layers next..layers-1 of a bucket's
-//	            last live page, and only there
-//	free        handed out once and given back: on the bucket's free list
+//	unused      not handed out since the page's texture was made
+//	free        handed out and given back
 //	registered  owned by a source id: owner[layer] is the id, and
 //	            bySource[id] is the layer's handle
 //	builtin     one of the default textures
 //
-// Allocating a layer takes the free list's last entry, else the next
-// unused layer, else recreates the bucket's lowest vacant page, else adds
-// a page; Shrink releases the texture of every live page whose layers are
-// all free or unused (their free entries leave the free list), and drops
-// vacant pages from the end of the slot list. Version changes exactly
-// when the set of page textures does: a page added, recreated or
-// released. Lookups go through two direct indexes: bySource maps an id to
-// its handle; pages[h.Page()].owner[h.Layer()] maps a handle back.
-// Neither scans buckets.
+// Unused and free layers below the capacity are available: they are the
+// members of the page's avail bitset, and a page with any is a member of
+// its bucket's avail bitset (by global index). Allocating a layer takes
+// the lowest available one (lowest page, then lowest layer: two
+// trailing-zero scans), else grows or recreates the bucket's lowest page
+// below full capacity (a trimmed page doubles, copying its layers in use;
+// a vacant one is recreated at full capacity), else adds a page. Shrink
+// releases the texture of every live page with no layer in use and drops
+// vacant pages from the end of the slot list, then trims every live page
+// whose layers in use all lie in its lower half to exactly its layers
+// 0..highest in use. Version changes exactly when the set of page
+// textures does: a page added, recreated, grown, trimmed or released.
+// Lookups go through two direct indexes: bySource maps an id to its
+// handle; pages[h.Page()].owner[h.Layer()] maps a handle back. Neither
+// scans buckets.
 
 import (
 	"fmt"
@@ -115,19 +121,20 @@ const (
 
 type bucket struct {
 	key    Key
-	layers uint32 // layers per page of this bucket
-	pages  []int  // global indices of its live pages, in (re)creation order
-	vacant []int  // global indices of its vacant pages
-	next   uint32 // first unused layer of the last live page
-	free   []Handle
+	layers uint32 // layers of a page at full capacity
+	pages  []int  // global indices of its pages, live and vacant, ascending
+	avail  bitset // global indices of its live pages with an available layer
+	free   int    // its free layers, for Stats
 }
 
 type page[K comparable] struct {
-	tex   device.Texture // nil when the page is vacant
-	label string         // the texture's label, kept while vacant
-	b     *bucket
-	state []uint8 // per layer
-	owner []K     // per layer; the zero K unless registered
+	tex      device.Texture // nil when the page is vacant
+	label    string         // the texture's label, kept while vacant
+	b        *bucket
+	capacity uint32  // the texture's layers; 0 when vacant
+	avail    bitset  // its available (unused or free) layers below capacity
+	state    []uint8 // per layer, b.layers of them
+	owner    []K     // per layer; the zero K unless registered
 }
 
 // Registry is a bindless texture registry, keyed by the caller's source
@@ -142,8 +149,9 @@ type Registry[K comparable] struct {
 	version  uint64
 	builtin  [3]Handle // white, black, flat normal
 	released bool
-	// History for Stats: pages Shrink released and their bytes.
-	pagesReleased, bytesReleased uint64
+	// History for Stats: pages Shrink released, pages it trimmed, the
+	// bytes of both, and pages grown back.
+	pagesReleased, pagesTrimmed, bytesReleased, pagesGrown uint64
 }
 
 // New creates a registry on dev with its three default textures. It fails
@@ -178,8 +186,10 @@ func New[K comparable](dev device.Device, opts Options) (*Registry[K], error) {
 	}
 	key := Key{Format: device.RGBA8Unorm, Width: 1, Height: 1, Mips: 1, Samples: 1}
 	for i, texel := range [][]byte{whiteTexel, blackTexel, normalTexel} {
-		h, _, err := r.alloc(key)
+		s, err := r.alloc(key)
+		h := s.h
 		if err == nil {
+			r.commit(s)
 			p := r.pages[h.Page()]
 			p.state[h.Layer()] = layerBuiltin
 			err = dev.WriteTexture(p.tex, h.Layer(), 0, texel)
@@ -211,8 +221,9 @@ func (r *Registry[K]) layersFor(key Key) uint32 {
 	return r.layers
 }
 
-// desc returns the descriptor of page index of key's bucket.
-func (r *Registry[K]) desc(key Key, index int) device.TextureDesc {
+// desc returns the descriptor of page index of key's bucket, with layers
+// layers.
+func (r *Registry[K]) desc(key Key, index int, layers uint32) device.TextureDesc {
 	usage := device.TextureBinding | device.TextureCopySrc | device.TextureCopyDst
 	if key.Samples > 1 {
 		usage |= device.TextureRenderAttachment
@@ -222,7 +233,7 @@ func (r *Registry[K]) desc(key Key, index int) device.TextureDesc {
 		Format:  key.Format,
 		Width:   key.Width,
 		Height:  key.Height,
-		Layers:  r.layersFor(key),
+		Layers:  layers,
 		Mips:    key.Mips,
 		Samples: key.Samples,
 		Usage:   usage,
@@ -234,7 +245,7 @@ func (r *Registry[K]) validKey(key Key) error {
 	if _, ok := r.buckets[key]; ok {
 		return nil
 	}
-	if err := r.desc(key, 0).Validate(r.dev.Limits()); err != nil {
+	if err := r.desc(key, 0, r.layersFor(key)).Validate(r.dev.Limits()); err != nil {
 		return fmt.Errorf("key %v: %w: %w", key, ErrInvalidKey, err)
 	}
 	return nil
@@ -244,123 +255,227 @@ func (r *Registry[K]) validKey(key Key) error {
 type taken uint8
 
 const (
-	takenFree   taken = iota // the bucket's free list
-	takenUnused              // the last page's next unused layer
+	takenLayer  taken = iota // an available layer of a live page
+	takenGrow                // a trimmed page, grown
 	takenVacant              // a vacant page, recreated
 	takenPage                // a new page
 )
 
-// alloc takes a layer of key's bucket: the last freed, else the next
-// unused, else the first of its lowest vacant page, recreated, else the
-// first of a new page. On error nothing changed.
-func (r *Registry[K]) alloc(key Key) (h Handle, from taken, err error) {
-	b := r.buckets[key]
-	if b != nil {
-		if n := len(b.free); n > 0 {
-			h := b.free[n-1]
-			b.free = b.free[:n-1]
-			return h, takenFree, nil
-		}
-		if len(b.pages) > 0 && b.next < b.layers {
-			h := makeHandle(b.pages[len(b.pages)-1], b.next)
-			b.next++
-			return h, takenUnused, nil
-		}
-		if len(b.vacant) > 0 {
-			h, err = r.recreate(b)
-			return h, takenVacant, err
-		}
-	}
-	h, err = r.addPage(key, b)
-	return h, takenPage, err
+// slot is a layer alloc took: its handle, where from, the layer's state
+// before, and for a grown page its texture and capacity before (released
+// by commit, put back by unalloc).
+type slot struct {
+	h      Handle
+	from   taken
+	prev   uint8
+	old    device.Texture
+	oldCap uint32
 }
 
-// recreate gives b's lowest vacant page a texture again, at its index, as
-// b's last live page, and returns its layer 0.
-func (r *Registry[K]) recreate(b *bucket) (Handle, error) {
-	k := 0
-	for i, gi := range b.vacant {
-		if gi < b.vacant[k] {
-			k = i
+// alloc takes a layer of key's bucket: the lowest available one (lowest
+// page, then lowest layer), else the first new layer of the bucket's
+// lowest page below full capacity, grown (a trimmed page) or recreated
+// (a vacant one), else the first of a new page. On error nothing
+// changed. The caller fills the layer, then calls commit, or unalloc
+// when the fill failed.
+func (r *Registry[K]) alloc(key Key) (slot, error) {
+	b := r.buckets[key]
+	if b == nil {
+		return r.addPage(key, nil)
+	}
+	if gi, ok := b.avail.first(); ok {
+		return r.take(int(gi), takenLayer), nil
+	}
+	for _, gi := range b.pages {
+		p := r.pages[gi]
+		switch {
+		case p.tex == nil:
+			return r.recreate(gi)
+		case p.capacity < b.layers:
+			return r.grow(gi)
 		}
 	}
-	index := b.vacant[k]
-	tex, err := r.dev.CreateTexture(r.desc(b.key, index))
-	if err != nil {
-		return 0, fmt.Errorf("page %d for %v: %w: %w", index, b.key, ErrFull, err)
+	return r.addPage(key, b)
+}
+
+// take takes the lowest available layer of live page gi, which has one.
+func (r *Registry[K]) take(gi int, from taken) slot {
+	p := r.pages[gi]
+	l, _ := p.avail.first()
+	p.avail.unset(l)
+	if p.avail.n == 0 {
+		p.b.avail.unset(uint32(gi))
 	}
-	b.vacant = append(b.vacant[:k], b.vacant[k+1:]...)
-	r.pages[index].tex = tex
-	b.pages = append(b.pages, index)
-	b.next = 1
+	s := slot{h: makeHandle(gi, l), from: from, prev: p.state[l]}
+	if s.prev == layerFree {
+		p.b.free--
+	}
+	p.state[l] = layerUnused
+	return s
+}
+
+// open makes layers from..to-1 of live page gi available (they are
+// unused).
+func (r *Registry[K]) open(gi int, from, to uint32) {
+	p := r.pages[gi]
+	for l := from; l < to; l++ {
+		p.avail.set(l)
+	}
+	if p.avail.n > 0 {
+		p.b.avail.set(uint32(gi))
+	}
+}
+
+// copyInUse copies the layers in use (registered or default) of page p
+// below n from its texture to dst.
+func (r *Registry[K]) copyInUse(p *page[K], dst device.Texture, n uint32) error {
+	for l := range n {
+		if s := p.state[l]; s == layerRegistered || s == layerBuiltin {
+			if err := r.dev.CopyTextureLayer(p.tex, l, dst, l); err != nil {
+				return fmt.Errorf("copy layer %d: %w", l, err)
+			}
+		}
+	}
+	return nil
+}
+
+// grow recreates live page gi, trimmed (below full capacity, every layer
+// in use), with twice its layers (at most full capacity), its layers in
+// use copied, and takes its first new layer. The old texture stays alive
+// until commit releases it, or unalloc puts it back.
+func (r *Registry[K]) grow(gi int) (slot, error) {
+	p := r.pages[gi]
+	b := p.b
+	n := min(b.layers, 2*p.capacity)
+	tex, err := r.dev.CreateTexture(r.desc(b.key, gi, n))
+	if err != nil {
+		return slot{}, fmt.Errorf("page %d for %v, grown to %d layers: %w: %w", gi, b.key, n, ErrFull, err)
+	}
+	if err := r.copyInUse(p, tex, p.capacity); err != nil {
+		tex.Release()
+		return slot{}, fmt.Errorf("page %d for %v, grown to %d layers: %w", gi, b.key, n, err)
+	}
+	old, oldCap := p.tex, p.capacity
+	p.tex, p.capacity = tex, n
+	r.open(gi, oldCap, n)
 	r.version++
-	return makeHandle(index, 0), nil
+	r.pagesGrown++
+	s := r.take(gi, takenGrow)
+	s.old, s.oldCap = old, oldCap
+	return s, nil
+}
+
+// recreate gives vacant page gi a texture again, at full capacity, and
+// takes its layer 0.
+func (r *Registry[K]) recreate(gi int) (slot, error) {
+	p := r.pages[gi]
+	b := p.b
+	tex, err := r.dev.CreateTexture(r.desc(b.key, gi, b.layers))
+	if err != nil {
+		return slot{}, fmt.Errorf("page %d for %v: %w: %w", gi, b.key, ErrFull, err)
+	}
+	p.tex, p.capacity = tex, b.layers
+	r.open(gi, 0, b.layers)
+	r.version++
+	return r.take(gi, takenVacant), nil
 }
 
 // addPage creates a page for key's bucket b (nil when there is none yet)
-// and returns its layer 0.
-func (r *Registry[K]) addPage(key Key, b *bucket) (Handle, error) {
+// and takes its layer 0.
+func (r *Registry[K]) addPage(key Key, b *bucket) (slot, error) {
 	switch {
 	case len(r.pages) >= r.opts.MaxPages:
-		return 0, fmt.Errorf("bucket %v needs page %d, MaxPages is %d: %w", key, len(r.pages), r.opts.MaxPages, ErrFull)
-	case b != nil && len(b.pages)+len(b.vacant) >= r.opts.MaxPagesPerBucket:
-		return 0, fmt.Errorf("bucket %v has %d pages, MaxPagesPerBucket is %d: %w", key, len(b.pages)+len(b.vacant), r.opts.MaxPagesPerBucket, ErrFull)
+		return slot{}, fmt.Errorf("bucket %v needs page %d, MaxPages is %d: %w", key, len(r.pages), r.opts.MaxPages, ErrFull)
+	case b != nil && len(b.pages) >= r.opts.MaxPagesPerBucket:
+		return slot{}, fmt.Errorf("bucket %v has %d pages, MaxPagesPerBucket is %d: %w", key, len(b.pages), r.opts.MaxPagesPerBucket, ErrFull)
 	}
 	index := len(r.pages)
-	desc := r.desc(key, index)
+	layers := r.layersFor(key)
+	desc := r.desc(key, index, layers)
 	tex, err := r.dev.CreateTexture(desc)
 	if err != nil {
-		return 0, fmt.Errorf("page for %v: %w: %w", key, ErrFull, err)
+		return slot{}, fmt.Errorf("page for %v: %w: %w", key, ErrFull, err)
 	}
 	if b == nil {
-		b = &bucket{key: key, layers: r.layersFor(key)}
+		b = &bucket{key: key, layers: layers}
 		r.buckets[key] = b
 	}
 	r.pages = append(r.pages, &page[K]{
-		tex:   tex,
-		label: desc.Label,
-		b:     b,
-		state: make([]uint8, b.layers),
-		owner: make([]K, b.layers),
+		tex:      tex,
+		label:    desc.Label,
+		b:        b,
+		capacity: layers,
+		avail:    bitset{w: make([]uint64, (layers+63)/64)},
+		state:    make([]uint8, layers),
+		owner:    make([]K, layers),
 	})
 	b.pages = append(b.pages, index)
-	b.next = 1
+	r.open(index, 0, layers)
 	r.version++
-	return makeHandle(index, 0), nil
+	return r.take(index, takenPage), nil
 }
 
-// unalloc undoes alloc of h, taken from where from says, when what
-// followed failed: a freed layer goes back on the free list, an unused one
-// back to unused, a page alloc just recreated is vacant again and one it
+// commit finishes an alloc whose layer was filled: a grown page's old
+// texture is released.
+func (r *Registry[K]) commit(s slot) {
+	if s.old != nil {
+		s.old.Release()
+	}
+}
+
+// unalloc undoes alloc of s when what followed failed: the layer is
+// available again in the state it had, a grown page has its old texture
+// and capacity back, a page alloc recreated is vacant again and one it
 // added is removed again, each with the version it raised, so a failed
 // call leaves no trace (Stats included).
-func (r *Registry[K]) unalloc(h Handle, from taken) {
-	p := r.pages[h.Page()]
+func (r *Registry[K]) unalloc(s slot) {
+	gi, l := s.h.Page(), s.h.Layer()
+	p := r.pages[gi]
 	b := p.b
-	switch from {
-	case takenUnused:
-		b.next--
-		return
-	case takenVacant:
+	p.state[l] = s.prev
+	if s.prev == layerFree {
+		b.free++
+	}
+	switch s.from {
+	case takenLayer:
+		r.open(gi, l, l+1)
+	case takenGrow:
 		p.tex.Release()
-		p.tex = nil
-		b.pages = b.pages[:len(b.pages)-1]
-		b.vacant = append(b.vacant, h.Page())
-		b.next = b.layers
+		for k := s.oldCap; k < p.capacity; k++ {
+			p.avail.unset(k)
+		}
+		p.tex, p.capacity = s.old, s.oldCap
+		b.avail.unset(uint32(gi)) // every layer of a grown page was in use
 		r.version--
-		return
+		r.pagesGrown--
+	case takenVacant:
+		r.vacateTexture(gi)
+		r.version--
 	case takenPage:
 		p.tex.Release()
-		r.pages[h.Page()] = nil
-		r.pages = r.pages[:h.Page()]
+		b.avail.unset(uint32(gi))
+		r.pages[gi] = nil
+		r.pages = r.pages[:gi]
 		b.pages = b.pages[:len(b.pages)-1]
-		b.next = b.layers
-		if len(b.pages)+len(b.vacant) == 0 {
+		if len(b.pages) == 0 {
 			delete(r.buckets, b.key)
 		}
 		r.version--
-		return
 	}
-	p.state[h.Layer()] = layerFree
-	b.free = append(b.free, h)
+}
+
+// vacateTexture releases the texture of live page gi, which has no layer
+// in use, and leaves it vacant: every layer unused, none available.
+func (r *Registry[K]) vacateTexture(gi int) {
+	p := r.pages[gi]
+	for l := range p.capacity {
+		if p.state[l] == layerFree {
+			p.b.free--
+		}
+	}
+	clear(p.state) // layerUnused
+	p.avail.reset()
+	p.b.avail.unset(uint32(gi))
+	p.tex.Release()
+	p.tex, p.capacity = nil, 0
 }

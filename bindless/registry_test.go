@@ -59,16 +59,21 @@ func TestRegistryTable(t *testing.T) {
 			{"reg", "one", bindless.Key{Format: device.RGBA8Unorm, Width: 1, Height: 1}, "0:3", nil, 2, 2},
 			{"reg", "two", bindless.Key{Format: device.RGBA8Unorm, Width: 1, Height: 1}, "2:0", nil, 3, 3},
 		}},
-		{"reuse the last freed", bindless.Options{LayersPerPage: 4}, []op{
+		{"reuse the lowest free", bindless.Options{LayersPerPage: 4}, []op{
 			{"reg", "a", rgba4, "1:0", nil, 2, 2},
 			{"reg", "b", rgba4, "1:1", nil, 2, 2},
 			{"reg", "c", rgba4, "1:2", nil, 2, 2},
-			{"unreg", "a", rgba4, "", nil, 2, 2},
 			{"unreg", "c", rgba4, "", nil, 2, 2},
-			{"reg", "d", rgba4, "1:2", nil, 2, 2},
-			{"reg", "e", rgba4, "1:0", nil, 2, 2},
+			{"unreg", "a", rgba4, "", nil, 2, 2},
+			{"reg", "d", rgba4, "1:0", nil, 2, 2}, // a's, freed first
+			{"reg", "e", rgba4, "1:2", nil, 2, 2},
 			{"reg", "f", rgba4, "1:3", nil, 2, 2},
 			{"reg", "g", rgba4, "2:0", nil, 3, 3},
+			{"reg", "h", rgba4, "2:1", nil, 3, 3},
+			{"unreg", "g", rgba4, "", nil, 3, 3},
+			{"unreg", "e", rgba4, "", nil, 3, 3},
+			{"reg", "i", rgba4, "1:2", nil, 3, 3}, // the lower page first
+			{"reg", "j", rgba4, "2:0", nil, 3, 3},
 			{"unreg", "a", rgba4, "", bindless.ErrNotRegistered, 3, 3},
 		}},
 		{"buckets interleave pages", bindless.Options{LayersPerPage: 2}, []op{
@@ -165,8 +170,8 @@ func TestRegistryBackends(t *testing.T) {
 		must(t, dev.WriteTexture(src, 1, 0, px))
 		h, err := r.RegisterCopy("copy", src, 1)
 		must(t, err)
-		if h.String() != "1:2" { // t4's layer, freed last
-			t.Fatalf("RegisterCopy reused %v, want 1:2", h)
+		if h.String() != "1:1" { // t2's layer, the lowest free
+			t.Fatalf("RegisterCopy reused %v, want 1:1", h)
 		}
 		m.want["copy"] = entry{key: rgba4.Normalized(), h: h, pixels: px}
 		must(t, m.verify())

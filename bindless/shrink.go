@@ -5,28 +5,41 @@ import (
 	"slices"
 )
 
-// Shrink gives memory back now: it releases the texture of every page
-// that holds no registered or default texture (its layers all free or
-// never used), and returns the bytes those textures held: every layer
-// with its mips, times the samples (what package budget charges for
-// them). What a budget's reclaimer calls:
+// Shrink gives memory back now, without moving any texture, and returns
+// the bytes given back (a texture's bytes are every layer with its mips,
+// times the samples: what package budget charges for it). What a
+// budget's reclaimer calls:
 //
 //	ta.SetReclaimer(func(uint64) { _, _ = textures.Shrink() })
 //
-// A released page keeps its index, its binding slot, and its bucket: the
-// page is vacant, Pages has nil there, Memory leaves it out, and the next
-// registration in its bucket that finds no free layer gives it a texture
-// again, at the same index, before any new page is added (Version
-// changes then, as when a page is added). Vacant pages at the end of the
-// page list are dropped from it: NumPages falls, and their indices go to
-// the next pages added, of any bucket. Handles of registered textures
-// never change. Page 0, which holds the default textures, is never
-// released.
+// First it releases the texture of every page that holds no registered
+// or default texture (its layers all free or never used). A released
+// page keeps its index, its binding slot, and its bucket: the page is
+// vacant, Pages has nil there, Memory leaves it out. Vacant pages at the
+// end of the page list are dropped from it: NumPages falls, and their
+// indices go to the next pages added, of any bucket. Page 0, which holds
+// the default textures, is never released.
 //
-// Version changes when Shrink released anything: rebuild bind groups
-// built before. The textures are released as Release does: the device
-// frees them once the GPU has finished the work already recorded on
-// them. O(layers + free layers). It fails only with ErrReleased.
+// Then it trims: a live page whose layers in use (registered or default)
+// all lie in its lower half, the highest being h with h+1 at most half
+// its layers, is recreated with exactly layers 0..h, those in use copied
+// (every mip), and its old texture released. Trimming never moves a
+// texture; the layers past h were free or unused. A trimmed page is
+// grown back when a registration of its bucket finds no available layer:
+// the registration takes the lowest page of the bucket below full
+// capacity, a trimmed page doubling its layers (at most LayersPerPage,
+// layers in use copied) and a vacant page recreated at full capacity,
+// before any page is added. Doubling on growth against trimming only
+// below half keeps a Shrink right after a growth from trimming the page
+// again. A trim the device (or a budget) refuses leaves that page as it
+// was; Shrink goes on with the others.
+//
+// Version changes when Shrink released or trimmed anything: rebuild bind
+// groups built before. Handles never change. The textures are released as
+// Release does: the device frees them once the GPU has finished the work
+// already recorded on them. Stats().PagesReleased and PagesTrimmed count
+// them, and BytesReleased their bytes. O(layers) plus the copies. It
+// fails only with ErrReleased.
 func (r *Registry[K]) Shrink() (uint64, error) {
 	if r.released {
 		return 0, fmt.Errorf("bindless: Shrink: %w", ErrReleased)
@@ -34,16 +47,28 @@ func (r *Registry[K]) Shrink() (uint64, error) {
 	var freed uint64
 	changed := false
 	for i, p := range r.pages {
-		if p.tex == nil || !p.empty() {
+		if p.tex == nil || p.highest() >= 0 {
 			continue
 		}
 		freed += p.tex.Desc().Bytes()
-		r.vacate(i)
+		r.vacateTexture(i)
+		r.pagesReleased++
 		changed = true
 	}
 	for n := len(r.pages); n > 0 && r.pages[n-1].tex == nil; n-- {
 		r.drop(n - 1)
 		changed = true
+	}
+	for i, p := range r.pages {
+		if p.tex == nil {
+			continue
+		}
+		if n := uint32(p.highest() + 1); n <= p.capacity/2 {
+			if bytes, ok := r.trim(i, n); ok {
+				freed += bytes
+				changed = true
+			}
+		}
 	}
 	if changed {
 		r.version++
@@ -52,45 +77,58 @@ func (r *Registry[K]) Shrink() (uint64, error) {
 	return freed, nil
 }
 
-// empty reports whether no layer of p is registered or a default.
-func (p *page[K]) empty() bool {
-	for _, s := range p.state {
-		if s == layerRegistered || s == layerBuiltin {
-			return false
+// highest returns the highest layer of p in use (registered or a
+// default), or -1 when there is none.
+func (p *page[K]) highest() int {
+	for l := int(p.capacity) - 1; l >= 0; l-- {
+		if s := p.state[l]; s == layerRegistered || s == layerBuiltin {
+			return l
 		}
 	}
-	return true
+	return -1
 }
 
-// vacate releases the texture of live page index, which holds no texture
-// in use: its free layers leave the bucket's free list, its unused ones
-// (when it is the bucket's last live page) go with it, and it joins the
-// bucket's vacant pages.
-func (r *Registry[K]) vacate(index int) {
-	p := r.pages[index]
+// trim recreates live page gi with its first n layers, which hold every
+// layer of it in use, and returns the bytes given back; ok is false, and
+// nothing changed, when the device refused the texture or a copy.
+func (r *Registry[K]) trim(gi int, n uint32) (uint64, bool) {
+	p := r.pages[gi]
 	b := p.b
-	b.free = slices.DeleteFunc(b.free, func(h Handle) bool { return h.Page() == index })
-	k := slices.Index(b.pages, index)
-	if k == len(b.pages)-1 {
-		b.next = b.layers // the pages before the last have no unused layer
+	tex, err := r.dev.CreateTexture(r.desc(b.key, gi, n))
+	if err != nil {
+		return 0, false
 	}
-	b.pages = slices.Delete(b.pages, k, k+1)
-	b.vacant = append(b.vacant, index)
-	clear(p.state) // layerUnused
+	if err := r.copyInUse(p, tex, n); err != nil {
+		tex.Release()
+		return 0, false
+	}
+	freed := p.tex.Desc().Bytes() - tex.Desc().Bytes()
+	for l := n; l < p.capacity; l++ {
+		if p.state[l] == layerFree {
+			b.free--
+		}
+		p.state[l] = layerUnused
+		p.avail.unset(l)
+	}
+	if p.avail.n == 0 {
+		b.avail.unset(uint32(gi))
+	}
 	p.tex.Release()
-	p.tex = nil
-	r.pagesReleased++
+	p.tex, p.capacity = tex, n
+	r.pagesTrimmed++
+	return freed, true
 }
 
 // drop removes vacant page index, the last of the page list, from it and
-// from its bucket, and the bucket when it has no page left.
+// from its bucket (where it is the last too), and the bucket when it has
+// no page left.
 func (r *Registry[K]) drop(index int) {
 	p := r.pages[index]
 	b := p.b
-	b.vacant = slices.DeleteFunc(b.vacant, func(i int) bool { return i == index })
+	b.pages = slices.DeleteFunc(b.pages, func(i int) bool { return i == index })
 	r.pages[index] = nil
 	r.pages = r.pages[:index]
-	if len(b.pages)+len(b.vacant) == 0 {
+	if len(b.pages) == 0 {
 		delete(r.buckets, b.key)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpumem/gpumem/bindless"
@@ -583,31 +584,132 @@ func TestBindlessReclaims(t *testing.T) {
 			t.Fatalf("the buffer did not fit after the registry's empty pages were released: %v (usage before %+v)", err, before)
 		}
 		u, st := b.Usage(), reg.Stats()
-		if u.Reclaims != 1 || u.Reclaimed < 2*page || st.PagesReleased < 2 || st.BytesReleased != u.Reclaimed || st.Vacant != 2 {
+		if u.Reclaims != 1 || u.Reclaimed < 2*page || st.PagesReleased != 2 || st.PagesTrimmed != 4 || st.BytesReleased != u.Reclaimed || st.Vacant != 2 {
 			t.Fatalf("usage %+v, registry %+v", u, st)
 		}
 		verify()
 		t.Logf("textures %d -> %d bytes: %d pages released, %d bytes", before.Accounts[0].Bytes, u.Accounts[0].Bytes, st.PagesReleased, st.BytesReleased)
-		// Nothing more to release: refused, everything intact.
-		if _, err := own.CreateBuffer(device.BufferDesc{Label: "more", Size: 3 * page, Usage: device.Vertex | device.CopyDst}); !errors.Is(err, budget.ErrOverBudget) {
+		// Nothing more to release (pages 1, 3 and 5 were trimmed to their
+		// one layer in use, page 0 to its 3 defaults): refused, everything intact.
+		if _, err := own.CreateBuffer(device.BufferDesc{Label: "more", Size: 4 * page, Usage: device.Vertex | device.CopyDst}); !errors.Is(err, budget.ErrOverBudget) {
 			t.Fatalf("a request nothing makes room for: %v", err)
 		}
 		verify()
-		// The registry is usable: with the buffer gone, the free layers
-		// of the pages left fill up, then a page is recreated in a
-		// released slot.
+		// The registry is usable: with the buffer gone, registrations take
+		// the lowest page below full capacity each time the others are
+		// full: page 1 grows back (1, 2, 4, 8 layers), page 2 is recreated
+		// in its released slot, page 3 grows back; 4 stays vacant, 5
+		// trimmed.
 		buf.Release()
-		free := reg.Stats().FreeLayers
-		for id := 1000; id <= 1000+free; id++ {
+		for id := 1000; id < 1000+3*(layers-1)+1; id++ {
 			if _, err := reg.Register(id, key, texels(id)); err != nil {
 				t.Fatal(err)
 			}
 			sums[id] = checksum(texels(id))
 		}
 		verify()
-		if u := b.Usage(); u.Bytes > u.Limit || reg.Stats().Vacant != 1 {
+		if u, st := b.Usage(), reg.Stats(); u.Bytes > u.Limit || st.Vacant != 1 || st.PagesGrown != 6 || reg.Pages()[5].Desc().Layers != 1 {
 			t.Fatalf("usage %+v, registry %+v", u, reg.Stats())
 		}
+	})
+}
+
+// TestBindlessTrimRefused: a budget with no room for the smaller texture
+// of a trim, or the larger one of a growth, refuses it; the registry is
+// as it was (the same page textures, version and stats, every texture's
+// texels checksummed), and trims and grows once there is room.
+func TestBindlessTrimRefused(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		const side, layers = 16, 8
+		layer := uint64(side * side * 4)
+		b := newBudget(t, dev, budget.Options{Bytes: 64 * layer})
+		ta, own := account(t, b, "textures"), account(t, b, "own")
+		reg, err := bindless.New[int](ta, bindless.Options{LayersPerPage: layers, MaxPages: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Release()
+		key := bindless.Key{Format: device.RGBA8Unorm, Width: side, Height: side}
+		texels := func(id int) []byte {
+			px := make([]byte, side*side*4)
+			r := rand.New(rand.NewPCG(uint64(id), 9))
+			for i := range px {
+				px[i] = byte(r.Uint32())
+			}
+			return px
+		}
+		sums := map[int]uint64{}
+		for id := range layers { // page 1
+			if _, err := reg.Register(id, key, texels(id)); err != nil {
+				t.Fatal(err)
+			}
+			sums[id] = checksum(texels(id))
+		}
+		for id := 2; id < layers; id++ { // layers 0 and 1 stay
+			if err := reg.Unregister(id); err != nil {
+				t.Fatal(err)
+			}
+			delete(sums, id)
+		}
+		verify := func() {
+			t.Helper()
+			for id, sum := range sums {
+				h, _ := reg.Handle(id)
+				tex, l, ok := reg.Locate(h)
+				if !ok {
+					t.Fatalf("texture %d at %v: not found", id, h)
+				}
+				got := make([]byte, side*side*4)
+				if err := dev.ReadTexture(tex, l, 0, got); err != nil {
+					t.Fatal(err)
+				}
+				if checksum(got) != sum {
+					t.Fatalf("texture %d at %v lost its texels", id, h)
+				}
+			}
+		}
+		// Fill the budget to the byte: no room for a 2-layer texture.
+		fill := func() device.Buffer {
+			t.Helper()
+			u := b.Usage()
+			buf, err := own.CreateBuffer(device.BufferDesc{Label: "fill", Size: u.Limit - u.Bytes, Usage: device.Vertex | device.CopyDst})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return buf
+		}
+		buf := fill()
+		pages, version, st := reg.Pages(), reg.Version(), reg.Stats()
+		if freed, err := reg.Shrink(); err != nil || freed != 0 {
+			t.Fatalf("a refused trim: Shrink freed %d, %v", freed, err)
+		}
+		if !slices.Equal(reg.Pages(), pages) || reg.Version() != version || reg.Stats() != st {
+			t.Fatalf("a refused trim changed the registry: %+v, was %+v", reg.Stats(), st)
+		}
+		verify()
+		buf.Release()
+		freed, err := reg.Shrink()
+		if err != nil || freed != 6*layer+5*4 || reg.Pages()[1].Desc().Layers != 2 || reg.Stats().PagesTrimmed != 2 { // page 0 too: 8 layers of 1x1, 3 in use
+			t.Fatalf("Shrink with room: freed %d, %v, %+v", freed, err, reg.Stats())
+		}
+		verify()
+		// A growth refused: ErrFull and ErrOverBudget, nothing changed.
+		buf = fill()
+		pages, version, st = reg.Pages(), reg.Version(), reg.Stats()
+		if _, err := reg.Register(100, key, texels(100)); !errors.Is(err, bindless.ErrFull) || !errors.Is(err, budget.ErrOverBudget) {
+			t.Fatalf("Register needing a growth over budget: %v", err)
+		}
+		if !slices.Equal(reg.Pages(), pages) || reg.Version() != version || reg.Stats() != st {
+			t.Fatalf("a refused growth changed the registry: %+v, was %+v", reg.Stats(), st)
+		}
+		verify()
+		buf.Release()
+		h, err := reg.Register(100, key, texels(100))
+		if err != nil || h.String() != "1:2" || reg.Pages()[1].Desc().Layers != 4 || reg.Stats().PagesGrown != 1 {
+			t.Fatalf("Register with room: %v, %v, %+v", h, err, reg.Stats())
+		}
+		sums[100] = checksum(texels(100))
+		verify()
 	})
 }
 
