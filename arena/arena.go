@@ -97,7 +97,10 @@ type Arena struct {
 	// occupied is the sum of elements asked for by live allocations.
 	occupied uint64
 	// serial names the arena in its handles (see Handle).
-	serial   uint32
+	serial uint32
+	// guard is opts.guardElems(), computed once: size needs it for every
+	// request, and it costs a division.
+	guard    uint32
 	released bool
 	// lowSweeps counts the Sweep calls in a row that found occupancy low
 	// (shrink.go).
@@ -135,6 +138,7 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 		slots:  make([]slot, o.MaxAllocs),
 		sw:     sweep{cursor: none, restart: none},
 		serial: nextSerial(),
+		guard:  o.guardElems(),
 	}, nil
 }
 
@@ -273,7 +277,7 @@ func (a *Arena) place(h offset.Allocation, elems uint32, owner uint64) (Handle, 
 // MaxElems.
 func (a *Arena) size(elems uint32) (uint32, error) {
 	size := elems
-	if g := a.opts.guardElems(); g > 0 {
+	if g := a.guard; g > 0 {
 		if size > a.opts.MaxElems-min(g, a.opts.MaxElems) {
 			return 0, fmt.Errorf("%w: %d elements and a margin of %d (max %d)", ErrInvalidSize, elems, g, a.opts.MaxElems)
 		}

@@ -501,10 +501,11 @@ func (a *Allocator) placeGroup(g *group) error {
 	return nil
 }
 
-// sortPieces sorts the pieces of one group, largest first, then by
-// record. They share their layout, and so their Kind, and each is a
-// (slots, record) pair whose need follows from its slots; so it sorts
-// them as packed keys, without a comparison function.
+// sortPieces sorts the pieces of one group, largest first, ties in the
+// order given (staging order, for a Flush's first sort). They share their
+// layout, and so their Kind, and each is a (slots, record) pair whose
+// need follows from its slots; so it sorts them as packed keys, without a
+// comparison function, and by their sizes' bytes only.
 func (a *Allocator) sortPieces(pieces []piece) {
 	if len(pieces) < 2 {
 		return
@@ -524,14 +525,23 @@ func (a *Allocator) sortPieces(pieces []piece) {
 	a.pieceKeys = keys
 }
 
-// sortKeys sorts keys in increasing order, using buf (as long as keys) as
-// scratch: a least-significant-byte radix sort that skips the bytes every
-// key shares, so a Flush's pieces (sizes and record indices of a few
-// significant bytes) sort in a few linear passes. Small inputs go to
-// slices.Sort.
+// sortKeys sorts keys by their high 32 bits, in increasing order and
+// stably: keys with the same high half keep their order, whatever their
+// low half (a record index, carried along). buf (as long as keys) is
+// scratch: a least-significant-byte radix sort over the high half's bytes
+// that differ between keys, so a Flush's pieces (sizes of a few
+// significant bytes) sort in one or two linear passes. Small inputs go to
+// an insertion sort.
 func sortKeys(keys, buf []uint64) {
-	if len(keys) < 256 {
-		slices.Sort(keys)
+	if len(keys) < 64 {
+		for i := 1; i < len(keys); i++ {
+			k := keys[i]
+			j := i
+			for ; j > 0 && keys[j-1]>>32 > k>>32; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = k
+		}
 		return
 	}
 	or, and := uint64(0), ^uint64(0)
@@ -539,10 +549,10 @@ func sortKeys(keys, buf []uint64) {
 		or |= k
 		and &= k
 	}
-	varying := or ^ and
+	varying := (or ^ and) >> 32
 	src, dst := keys, buf
-	for shift := uint(0); shift < 64; shift += 8 {
-		if varying>>shift&0xff == 0 {
+	for shift := uint(32); shift < 64; shift += 8 {
+		if varying>>(shift-32)&0xff == 0 {
 			continue
 		}
 		var at [256]int
