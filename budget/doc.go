@@ -32,7 +32,7 @@
 //	pa.SetReclaimer(func(uint64) { leases.Trim(0) })  // idle pool buffers
 //	ma.SetReclaimer(func(uint64) { _ = meshes.Shrink() }) // slabs shrink to what they hold
 //	ba.SetReclaimer(func(uint64) { _, _ = batches.Shrink() }) // meshlet arenas too
-//	ta.SetReclaimer(func(uint64) { _, _ = textures.Shrink() }) // empty bindless pages released
+//	ta.SetReclaimer(func(uint64) { _, _ = textures.Shrink() }) // empty bindless pages released, others trimmed
 //
 // An account's own reclaimer is not called for its own request: a manager
 // in the middle of a call must not be re-entered. When the request still

@@ -179,8 +179,9 @@ func (w *textureWorkload) notes() []string {
 		vacant = fmt.Sprintf(" (%d vacant)", st.Vacant)
 	}
 	released := ""
-	if st.PagesReleased > 0 {
-		released = fmt.Sprintf("; %d pages released (%s)", st.PagesReleased, inspect.FormatBytes(st.BytesReleased))
+	if st.PagesReleased+st.PagesTrimmed > 0 {
+		released = fmt.Sprintf("; %d pages released and %d trimmed (%s given back), %d grown again",
+			st.PagesReleased, st.PagesTrimmed, inspect.FormatBytes(st.BytesReleased), st.PagesGrown)
 	}
 	return []string{
 		fmt.Sprintf("textures: %d registered, %d unregistered; %d pages%s (binding slots 0-%d) in %d buckets, %d layers:",

@@ -199,7 +199,7 @@ func (u *unloadResult) write(w io.Writer) {
 	n := len(u.frames) - 1
 	fmt.Fprintf(w, "\nzone unload at frame %d: the camera stops, %d of the zones in view unload (%d of %d meshes, batches and textures), nothing streams in;\n"+
 		"  %d frames after, with shrinking on (mesh slabs below %.0f%% full and meshlet arenas below %.0f%% for %d frames shrink;\n"+
-		"  empty texture pages released: %s):\n",
+		"  texture pages released when empty, trimmed to their highest layer in use: %s given back):\n",
 		u.at, u.zones, u.items-u.after, u.items, n, 100*demoMeshShrinkBelow, 100*demoMeshletShrinkBelow, demoShrinkAfter, inspect.FormatBytes(u.released))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "manager   \toccupied\treserved\tcapacity\tcapacity/reserved\tcapacity/occupied\tbefore the unload\tat the unload\t≤ 1.15x occupied from\t≤ 1.15x reserved from\t")
