@@ -5,8 +5,8 @@ import "math"
 // Shrinking gives memory back. With Options.ShrinkBelow set, Sweep watches
 // occupancy: once the reserved elements have stayed at or below
 // ShrinkBelow of the capacity for ShrinkAfter Sweep calls in a row, the
-// arena moves into a smaller buffer, of the reserved elements plus an
-// eighth (never below MinElems). The allocations must sit below that
+// arena moves into a smaller buffer, of the reserved elements plus a
+// sixteenth (never below MinElems). The allocations must sit below that
 // size first: when the used range (up to the end of the last allocation)
 // reaches past it, Sweep arms a sweep episode, whose budgeted steps
 // gather the free space at the tail over the next calls, and shrinks once
@@ -24,10 +24,15 @@ import "math"
 // calls, two seconds of frames at 60 a second.
 const DefaultShrinkAfter = 120
 
+// shrinkSpare is the capacity a shrink leaves over the reserved
+// elements: a sixteenth spare, so a shrunk arena holds at most 1.0625x
+// what it uses and takes a few allocations before it grows again.
+const shrinkSpare = 1.0625
+
 // shrinkTarget returns the capacity a shrink of an arena holding reserved
 // elements moves to.
 func (a *Arena) shrinkTarget(reserved uint64) uint32 {
-	t := uint64(math.Ceil(float64(reserved) * 1.125))
+	t := uint64(math.Ceil(float64(reserved) * shrinkSpare))
 	t = max(t, uint64(a.opts.MinElems), 1)
 	return uint32(min(t, uint64(a.opts.MaxElems)))
 }
@@ -71,7 +76,7 @@ func (a *Arena) shrink(capacity uint32) error {
 
 // Shrink gives memory back now, whatever Options.ShrinkBelow: it compacts
 // fully (as Compact, whose moves it returns) and moves the arena into a
-// buffer of its reserved elements plus an eighth, never below
+// buffer of its reserved elements plus a sixteenth, never below
 // MinElems; when that is not smaller than the capacity it only
 // compacts. What a budget's reclaimer calls (package budget). Errors are
 // Compact's, or the device's refusal of the smaller buffer, after which

@@ -67,7 +67,7 @@ func (w *shrinkWorld) verify(t *testing.T) {
 
 // TestShrinkWatch: with ShrinkBelow, an arena of which a fifth stays live
 // shrinks within a few dozen Sweep calls to at most its reserved elements
-// plus an eighth, sweeping the free space to the tail first, with every
+// plus a sixteenth, sweeping the free space to the tail first, with every
 // byte kept; one that stays more than ShrinkBelow full never shrinks.
 func TestShrinkWatch(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dev device.Device) {
@@ -84,7 +84,7 @@ func TestShrinkWatch(t *testing.T) {
 		if st.Shrinks != 1 {
 			t.Fatalf("no shrink after %d Sweep calls: %+v", calls, st)
 		}
-		if float64(st.CapacityElems) > 1.125*float64(st.ReservedElems)+1 || st.CapacityElems < uint32(st.ReservedElems) {
+		if float64(st.CapacityElems) > 1.0625*float64(st.ReservedElems)+1 || st.CapacityElems < uint32(st.ReservedElems) {
 			t.Fatalf("capacity %d for %d reserved (was %d)", st.CapacityElems, st.ReservedElems, before.CapacityElems)
 		}
 		t.Logf("%d calls: capacity %d -> %d for %d reserved, %d moves", calls, before.CapacityElems, st.CapacityElems, st.ReservedElems, st.Moves)
@@ -126,7 +126,7 @@ func TestShrinkNow(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := w.a.Stats()
-		if len(moves) == 0 || st.Shrinks != 1 || float64(st.CapacityElems) > 1.125*float64(st.ReservedElems)+1 {
+		if len(moves) == 0 || st.Shrinks != 1 || float64(st.CapacityElems) > 1.0625*float64(st.ReservedElems)+1 {
 			t.Fatalf("%d moves, stats %+v", len(moves), st)
 		}
 		w.verify(t)

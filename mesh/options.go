@@ -70,8 +70,8 @@ type Options struct {
 	Belt *staging.Belt
 	// ShrinkBelow and ShrinkAfter let slabs give memory back: a slab whose
 	// occupancy stays at or below ShrinkBelow of its size for ShrinkAfter
-	// Sweep calls in a row moves into a buffer of what it holds plus an
-	// eighth (arena.Options.ShrinkBelow). Its buffer changes, as at a
+	// Sweep calls in a row moves into a buffer of what it holds plus a
+	// sixteenth (arena.Options.ShrinkBelow). Its buffer changes, as at a
 	// growth: watch Stats().Shrinks beside Growths. Off (0) by default;
 	// 0.5 suits the default GrowthFactor.
 	ShrinkBelow float64

@@ -69,7 +69,7 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 }
 
 // Shrink gives memory back now: it compacts every slab and moves it into a
-// buffer of what it holds plus an eighth (arena.Arena.Shrink), whatever
+// buffer of what it holds plus a sixteenth (arena.Arena.Shrink), whatever
 // Options.ShrinkBelow. Moved ranges are reported as by Sweep; slabs'
 // buffers change (Stats().Shrinks). What a budget's reclaimer calls.
 // After an error (a device refusal) every mesh is intact.

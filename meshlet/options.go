@@ -39,7 +39,7 @@ type Options struct {
 	// ShrinkBelow and ShrinkAfter let both arenas give memory back: an
 	// arena whose reserved elements stay at or below ShrinkBelow of its
 	// capacity for ShrinkAfter of its Sweep calls in a row moves into a
-	// buffer of what it holds plus an eighth, never below its MinElems
+	// buffer of what it holds plus a sixteenth, never below its MinElems
 	// (arena.Options.ShrinkBelow; Data.MinElems and Rows.MinElems, which
 	// default to the arenas' InitialElems). They fill in Data's and
 	// Rows' own fields where those are zero. Its buffer changes, as at a

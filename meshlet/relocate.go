@@ -202,7 +202,7 @@ func (m *Manager) Compact() ([]BatchHandle, error) {
 
 // Shrink gives memory back now, whatever Options.ShrinkBelow: it packs
 // both arenas and moves each into a buffer of what it holds plus an
-// eighth, never below its MinElems (arena.Arena.Shrink), patches the
+// sixteenth, never below its MinElems (arena.Arena.Shrink), patches the
 // moved batches' address words and returns the moved batches, as Compact
 // does. Buffers change (Stats().Shrinks). What a budget's reclaimer
 // calls:

@@ -34,7 +34,7 @@ import (
 //
 // The shrink thresholds sit below what a growth leaves (1/GrowthFactor
 // full: two thirds for the slabs' 1.5, half for the arenas' 2), so a
-// buffer that just grew does not shrink back; a shrink leaves it 1/1.125
+// buffer that just grew does not shrink back; a shrink leaves it 1/1.0625
 // full.
 const (
 	demoMeshShrinkBelow    = 0.6
