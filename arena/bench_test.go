@@ -42,14 +42,17 @@ const growthFactor = 1.25
 // packing is what one trace replay through an arena measured.
 type packing struct {
 	peakOccupied, peakCapacity uint64 // elements
+	endOccupied                uint64 // elements live after the last line
 	failures                   int
 	stats                      arena.Stats
 }
 
 // replayArena replays prog into an arena of 4-byte elements on a host
 // device, starting at 64 Ki elements and growing up to the trace's
-// capacity, sweeping once a frame.
-func replayArena(tb testing.TB, prog *trace.Program, strategy arena.Strategy) packing {
+// capacity, sweeping once a frame under SweepThenCompact or with
+// shrinking on. opts gives the strategy, GrowthFactor and the shrink
+// options; the sizes are the replay's.
+func replayArena(tb testing.TB, prog *trace.Program, opts arena.Options) packing {
 	lim := device.DefaultLimits()
 	lim.MaxBufferSize = uint64(prog.Capacity) * 4
 	dev, err := host.New(host.Options{Limits: lim})
@@ -57,13 +60,10 @@ func replayArena(tb testing.TB, prog *trace.Program, strategy arena.Strategy) pa
 		tb.Fatal(err)
 	}
 	defer dev.Release()
-	a, err := arena.New(dev, arena.Options{
-		InitialElems: min(64<<10, prog.Capacity),
-		MaxElems:     prog.Capacity,
-		MaxAllocs:    1 << 20,
-		Fragmented:   strategy,
-		GrowthFactor: growthFactor,
-	})
+	opts.InitialElems = min(64<<10, prog.Capacity)
+	opts.MaxElems = prog.Capacity
+	opts.MaxAllocs = 1 << 20
+	a, err := arena.New(dev, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -90,14 +90,18 @@ func replayArena(tb testing.TB, prog *trace.Program, strategy arena.Strategy) pa
 			}
 			slots[s.Slot()], sizes[s.Slot()] = h, s.Size()
 		}
-		if i%opsPerFrame == opsPerFrame-1 && strategy == arena.SweepThenCompact {
+		if i%opsPerFrame == opsPerFrame-1 && (opts.Fragmented == arena.SweepThenCompact || opts.ShrinkBelow > 0) {
+			// Capacity rises only in Allocate and falls only in Sweep:
+			// its peak is seen before some Sweep or at the end.
+			p.peakCapacity = max(p.peakCapacity, uint64(a.Stats().CapacityElems))
 			if _, err := a.Sweep(arena.Budget{}); err != nil {
 				tb.Fatal(err)
 			}
 		}
 	}
 	p.stats = a.Stats()
-	p.peakCapacity = uint64(p.stats.CapacityElems)
+	p.peakCapacity = max(p.peakCapacity, uint64(p.stats.CapacityElems))
+	p.endOccupied = occupied
 	return p
 }
 
@@ -114,7 +118,7 @@ func BenchmarkTracePacking(b *testing.B) {
 			b.Run(name+"/"+st.String(), func(b *testing.B) {
 				var p packing
 				for i := 0; i < b.N; i++ {
-					p = replayArena(b, prog, st)
+					p = replayArena(b, prog, arena.Options{Fragmented: st, GrowthFactor: growthFactor})
 				}
 				s := p.stats
 				b.ReportMetric(float64(p.peakCapacity)/float64(p.peakOccupied), "cap/occ")
@@ -122,6 +126,35 @@ func BenchmarkTracePacking(b *testing.B) {
 				b.ReportMetric(float64(s.FullCompactions), "compactions")
 				b.ReportMetric(float64(s.Refusals), "refusals")
 				b.ReportMetric(float64(s.BytesMoved)/(1<<20), "MiB-moved")
+				b.ReportMetric(float64(p.failures), "failures")
+			})
+		}
+	}
+}
+
+// BenchmarkTracePackingShrink replays the same traces with a sweep a
+// frame and shrinking on (ShrinkBelow 0.5 for 30 frames) at growth factors
+// of 1.25 and 1.1: peak capacity against peak occupied (shrinking cannot
+// lower a peak; the growth step decides it), capacity against occupied at
+// the end of the trace (what shrinking gives back), and the growths and
+// shrinks that cost.
+func BenchmarkTracePackingShrink(b *testing.B) {
+	for _, name := range []string{"meshlet", "lognormal", "thinning"} {
+		prog, err := trace.Load(tracePath(name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, gf := range []float64{1.25, 1.1} {
+			b.Run(fmt.Sprintf("%s/growth=%g", name, gf), func(b *testing.B) {
+				var p packing
+				for i := 0; i < b.N; i++ {
+					p = replayArena(b, prog, arena.Options{GrowthFactor: gf, ShrinkBelow: 0.5, ShrinkAfter: 30})
+				}
+				s := p.stats
+				b.ReportMetric(float64(p.peakCapacity)/float64(p.peakOccupied), "cap/occ")
+				b.ReportMetric(float64(s.CapacityElems)/float64(max(p.endOccupied, 1)), "end-cap/occ")
+				b.ReportMetric(float64(s.Growths), "growths")
+				b.ReportMetric(float64(s.Shrinks), "shrinks")
 				b.ReportMetric(float64(p.failures), "failures")
 			})
 		}
