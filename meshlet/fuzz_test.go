@@ -13,7 +13,8 @@ import (
 // milliseconds.
 const maxFuzzCommands = 256
 
-// FuzzManager drives adds, removes, clones, sweeps, compactions and arming
+// FuzzManager drives adds, AddBatches calls (all or nothing: a refused one
+// is verified against the model at once), removes, clones, sweeps, compactions and arming
 // against the model: after every sweep and compaction, every 16 commands
 // and at the end, both buffers are read back and every batch checked, and
 // every call's changed reports are checked against what moved. The first
@@ -25,6 +26,7 @@ func FuzzManager(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 200, 255, 0, 200, 255, 3, 0, 0, 7, 0, 0, 5, 0, 0, 0, 1, 1, 5, 7, 0})
 	f.Add([]byte{4, 3, 1, 7, 15, 1, 7, 15, 4, 1, 0, 4, 2, 0, 3, 0, 0, 7, 0, 0, 5, 3, 0, 6, 0, 0})
 	f.Add([]byte{2, 1, 0, 5, 1, 0, 5, 1, 0, 5, 1, 3, 0, 0, 3, 2, 0, 7, 0, 0, 5, 1, 1, 7, 3, 1, 7, 2, 3})
+	f.Add([]byte{11, 2, 2, 11, 9, 2, 250, 4, 3, 0, 0, 2, 7, 130, 2, 11, 17, 5, 0, 0, 2, 200, 3, 7, 0, 0, 2, 31, 8, 6, 0, 0})
 	f.Fuzz(fuzzManager)
 }
 
@@ -46,9 +48,30 @@ func fuzzManager(t *testing.T, in []byte) {
 		op, a, b := in[i]%8, uint32(in[i+1]), uint32(in[i+2])
 		var err error
 		switch {
-		case op <= 2:
+		case op <= 1:
 			n := 1 + a%8
 			_, err = md.add(n*(1+b%16)-b%2, n) // an odd length now and then
+		case op == 2 && b&0x80 != 0: // AddBatches with a hostile last batch: refused, nothing placed
+			ws := []want{md.makeBatch(1+a%8, 1), md.makeBatch(1+b%8, 1)}
+			ws[1].rows[md.opts.AddressWord] = hostileAddrs[int(a>>3)%len(hostileAddrs)]
+			before := md.m.Stats()
+			bs := []meshlet.Batch{{Data: ws[0].data, Rows: ws[0].rows}, {Data: ws[1].data, Rows: ws[1].rows}}
+			if _, err := md.m.AddBatches(nil, bs); !errors.Is(err, meshlet.ErrInvalidAddress) {
+				t.Fatalf("command %d: AddBatches with a hostile address: %v, want ErrInvalidAddress", i/3, err)
+			}
+			if after := md.m.Stats(); after != before {
+				t.Fatalf("command %d: a refused AddBatches changed the stats", i/3)
+			}
+		case op == 2: // several batches in one call, all or nothing
+			sizes := make([][2]uint32, 1+a%12)
+			for k := range sizes {
+				n := 1 + (a>>4+uint32(k)*7+b)%8
+				sizes[k] = [2]uint32{max(n*(1+(b+uint32(k))%16)-(b>>1+uint32(k))%2, 1), n}
+			}
+			_, err = md.addBatches(sizes)
+			if err != nil || b%4 == 0 {
+				md.verify(fmt.Sprintf("command %d: add batches (%v)", i/3, err))
+			}
 		case op == 3 && len(md.live) > 0:
 			md.remove(int(a) % len(md.live))
 		case op == 4 && len(md.live) > 0:

@@ -43,6 +43,10 @@ type batch struct {
 	// mark is the epoch of the last call that reported this batch changed:
 	// a batch is reported once per call however often it moved.
 	mark uint64
+	// fresh is set only inside an AddBatches call, from the batch's
+	// allocation until it is written: its moves need no patch and no
+	// report, since it is written where it ends up.
+	fresh bool
 }
 
 // Manager keeps meshlet batches in two arenas: data words in one, metadata
@@ -76,6 +80,7 @@ type Manager struct {
 	patches []device.Patch // reused patch batch
 	oneMove [1]device.Move // reused single move
 	scratch []byte         // reused upload bytes
+	runs    []upload       // reused AddBatches placements
 
 	rowLen uint32 // bytes per row: RowWords*4
 	stats  Stats  // counters; Stats fills in the rest
@@ -255,7 +260,10 @@ func (m *Manager) add(h BatchHandle, data, rows []uint32) error {
 	off, err := m.data.Offset(hd)
 	assert(err == nil, "a fresh data handle is dead")
 	if err = m.data.Write(hd, 0, m.bytes(data, 0, 0)); err == nil {
-		err = m.rows.Write(hr, 0, m.bytes(rows, m.opts.AddressWord, off))
+		m.stats.Writes++
+		if err = m.rows.Write(hr, 0, m.bytes(rows, m.opts.AddressWord, off)); err == nil {
+			m.stats.Writes++
+		}
 	}
 	if err != nil {
 		m.release(hd, hr)

@@ -28,6 +28,9 @@ type Stats struct {
 	Clones       uint64 // batches placed by Clone
 	PatchedWords uint64 // address words patched on the device
 	Changed      uint64 // changed batches reported (once per batch per call)
+	// Writes counts the device writes that uploaded batches: two per Add,
+	// one per run of adjacent allocations per arena for AddBatches.
+	Writes uint64
 }
 
 // Stats returns the manager's statistics. O(1) but for the arenas' Stats
