@@ -37,7 +37,12 @@ type meshletWorkload struct {
 	live    []*meshletBatch
 	nextTag uint32
 	allocs  uint64
-	bytes   uint64 // data and rows handed to Add
+	bytes   uint64 // data and rows handed to AddBatches
+	// Reused per frame: the batches to load, their data and rows, their
+	// handles.
+	loads   []*meshletBatch
+	batches []meshlet.Batch
+	handles []meshlet.BatchHandle
 }
 
 type meshletZone struct {
@@ -100,18 +105,24 @@ func (w *meshletWorkload) frame(f *frameState) error {
 	if f.noLoads {
 		budget = 0
 	}
+	// The frame's batches go up in one AddBatches call.
+	loads, batches := w.loads[:0], w.batches[:0]
 	for z := range demoZones {
 		zn := &w.zones[z]
-		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.sizes) {
-			i := len(zn.loaded)
-			b, err := w.load(f, z, fmt.Sprintf("zone%d/batch%d", z, i), zn.sizes[i][0], zn.sizes[i][1])
-			if err != nil {
-				return err
-			}
-			zn.loaded = append(zn.loaded, b)
+		for i := len(zn.loaded); f.inView[z] && budget > 0 && i < len(zn.sizes); i++ {
+			b, bt := w.prepare(f, z, fmt.Sprintf("zone%d/batch%d", z, i), zn.sizes[i][0], zn.sizes[i][1])
+			loads, batches = append(loads, b), append(batches, bt)
 			budget--
 		}
 	}
+	w.loads, w.batches = loads, batches
+	if err := w.load(f, loads, batches); err != nil {
+		return err
+	}
+	for _, b := range loads {
+		w.zones[b.zone].loaded = append(w.zones[b.zone].loaded, b)
+	}
+	clear(batches) // the data is on the device: let it go
 	// Arm a sweep when either arena's free space is mostly in pieces.
 	t := f.gpumem.start(mgrMeshlet)
 	defer f.gpumem.stop(t)
@@ -129,10 +140,11 @@ func fragmented(st arena.Stats) bool {
 	return st.FreeElems > st.CapacityElems/8 && st.LargestFreeElems < st.FreeElems/2
 }
 
-func (w *meshletWorkload) load(f *frameState, z int, name string, meshlets, wordsPer int) (*meshletBatch, error) {
+// prepare makes a batch of meshlets of wordsPer words each, give or take
+// a quarter: its record and the data and rows to add.
+func (w *meshletWorkload) prepare(f *frameState, z int, name string, meshlets, wordsPer int) (*meshletBatch, meshlet.Batch) {
 	w.nextTag++
 	b := &meshletBatch{zone: z, name: name, tag: w.nextTag}
-	// Meshlets of wordsPer words, give or take a quarter.
 	var data []uint32
 	rows := make([]uint32, 0, meshlets*meshletRowWords)
 	for i := range meshlets {
@@ -144,18 +156,30 @@ func (w *meshletWorkload) load(f *frameState, z int, name string, meshlets, word
 		}
 	}
 	b.words = len(data)
+	return b, meshlet.Batch{Data: data, Rows: rows}
+}
+
+// load adds a frame's prepared batches in one AddBatches call (all or
+// nothing) and records them.
+func (w *meshletWorkload) load(f *frameState, bs []*meshletBatch, batches []meshlet.Batch) error {
+	if len(bs) == 0 {
+		return nil
+	}
 	t := f.gpumem.start(mgrMeshlet)
-	h, err := w.m.Add(data, rows)
+	hs, err := w.m.AddBatches(w.handles[:0], batches)
 	f.gpumem.stop(t)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", name, err)
+		return fmt.Errorf("load %s and %d more: %w", bs[0].name, len(bs)-1, err)
 	}
-	b.h = h
-	f.names[h.String()] = name
-	w.allocs++
-	w.bytes += uint64(4 * (len(data) + len(rows)))
-	w.live = append(w.live, b)
-	return b, nil
+	w.handles = hs
+	for i, b := range bs {
+		b.h = hs[i]
+		f.names[b.h.String()] = b.name
+		w.allocs++
+		w.bytes += uint64(4 * (len(batches[i].Data) + len(batches[i].Rows)))
+		w.live = append(w.live, b)
+	}
+	return nil
 }
 
 func (w *meshletWorkload) unload(f *frameState, b *meshletBatch) error {
