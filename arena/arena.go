@@ -272,6 +272,13 @@ func (a *Arena) place(h offset.Allocation, elems uint32, owner uint64) (Handle, 
 	return Handle{id: id, gen: s.gen, arena: a.serial}, nil
 }
 
+// Reserved returns how many elements a request of elems takes: elems, its
+// margin (Options.GuardBytes) and, with RoundToBins, its bin's rounding.
+// An allocation of elems spans exactly that many elements from its
+// offset, so allocations placed end to end can be written as one range.
+// ErrInvalidSize where Allocate would refuse elems as a size.
+func (a *Arena) Reserved(elems uint32) (uint32, error) { return a.size(elems) }
+
 // size returns what a request of elems takes from the allocator: elems, or
 // its bin's size with RoundToBins. ErrInvalidSize for 0 or more than
 // MaxElems.

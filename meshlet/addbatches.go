@@ -165,23 +165,14 @@ type upload struct {
 	data, row uint32
 }
 
-// reserved returns the elements an arena of options o takes for a request
-// of elems: elems, its margin (GuardBytes) and its bin rounding, as the
-// arena computes them (arena.Options.GuardBytes, RoundToBins). It must
-// never overestimate: a run bridges exactly this many elements after a
-// batch, and TestReservedMatchesArena checks it against the arena's
-// regions.
-func reserved(o *arena.Options, elems uint32) uint32 {
-	size := elems
-	if o.GuardBytes > 0 {
-		size += (o.GuardBytes + o.ElemSize - 1) / o.ElemSize
+// reservedElems returns what an allocation of elems that a took spans
+// (arena.Arena.Reserved). The allocation succeeded, so the size is valid.
+func reservedElems(a *arena.Arena, elems uint32) uint32 {
+	n, err := a.Reserved(elems)
+	if err != nil {
+		return elems // unreachable: a took this size; never bridge more than elems
 	}
-	if o.RoundToBins {
-		if r, ok := arena.RoundUp(size); ok {
-			size = r
-		}
-	}
-	return size
+	return n
 }
 
 // fill returns the byte a run writes between two batches of an arena of
@@ -203,7 +194,7 @@ func (m *Manager) writeData(ups []upload, batches []Batch) error {
 			u := ups[k]
 			return u.data, uint32(len(batches[u.i].Data))
 		},
-		func(k int) uint32 { return reserved(o, uint32(len(batches[ups[k].i].Data))) },
+		func(k int) uint32 { return reservedElems(m.data, uint32(len(batches[ups[k].i].Data))) },
 		func(k int, dst []byte) {
 			for j, w := range batches[ups[k].i].Data {
 				binary.LittleEndian.PutUint32(dst[4*j:], w)
@@ -222,7 +213,7 @@ func (m *Manager) writeRows(ups []upload, batches []Batch) error {
 			u := ups[k]
 			return u.row, uint32(len(batches[u.i].Rows)) / rw
 		},
-		func(k int) uint32 { return reserved(o, uint32(len(batches[ups[k].i].Rows))/rw) },
+		func(k int) uint32 { return reservedElems(m.rows, uint32(len(batches[ups[k].i].Rows))/rw) },
 		func(k int, dst []byte) {
 			u := ups[k]
 			rows := batches[u.i].Rows
