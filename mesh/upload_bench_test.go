@@ -26,44 +26,7 @@ func BenchmarkFlushUpload(b *testing.B) {
 		for _, path := range []string{"queue", "belt"} {
 			b.Run(be.Name+"/"+path, func(b *testing.B) {
 				dev := be.Open(b)
-				var opts mesh.Options
-				var belt *staging.Belt
-				if path == "belt" {
-					var err error
-					if belt, err = staging.New(dev, staging.Options{}); err != nil {
-						b.Fatal(err)
-					}
-					defer belt.Release()
-					opts.Belt = belt
-				}
-				a, err := mesh.New(dev, opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer a.Release()
-				hs := make([]mesh.Handle, n)
-				for i, m := range ms {
-					hs[i], _ = a.Add(m)
-				}
-				// The frame's end: its fence on the belt, and the wait.
-				endFrame := func() {
-					if belt != nil {
-						fence, err := dev.Fence()
-						if err != nil {
-							b.Fatal(err)
-						}
-						if err := belt.EndFrame(fence); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if err := dev.Wait(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := a.Flush(); err != nil {
-					b.Fatal(err)
-				}
-				endFrame()
+				a, hs, endFrame := uploadFrame(b, dev, path, ms)
 				base, err := dev.CreateBuffer(device.BufferDesc{Label: "baseline", Size: uint64(total+3) &^ 3, Usage: device.CopyDst})
 				if err != nil {
 					b.Fatal(err)
@@ -136,43 +99,8 @@ func BenchmarkFlushCPU(b *testing.B) {
 	for _, path := range []string{"queue", "belt"} {
 		b.Run(path, func(b *testing.B) {
 			dev := &sinkDevice{Device: benchDevice(b)}
-			var opts mesh.Options
-			var belt *staging.Belt
-			if path == "belt" {
-				var err error
-				if belt, err = staging.New(dev, staging.Options{}); err != nil {
-					b.Fatal(err)
-				}
-				defer belt.Release()
-				opts.Belt = belt
-			}
-			a, err := mesh.New(dev, opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer a.Release()
-			hs := make([]mesh.Handle, n)
-			for i, m := range ms {
-				hs[i], _ = a.Add(m)
-			}
-			endFrame := func() {
-				if belt != nil {
-					fence, err := dev.Fence()
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := belt.EndFrame(fence); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := dev.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := a.Flush(); err != nil {
-				b.Fatal(err)
-			}
-			endFrame()
+			a, hs, endFrame := uploadFrame(b, dev, path, ms)
+			var err error
 			var remove, add, flush time.Duration
 			b.SetBytes(total)
 			b.ReportAllocs()
@@ -207,4 +135,49 @@ func BenchmarkFlushCPU(b *testing.B) {
 			b.ReportMetric(float64(total)*float64(b.N)/1e9/(remove+add+flush).Seconds(), "GB/s-cpu")
 		})
 	}
+}
+
+// uploadFrame sets up the frame both upload benchmarks run: an allocator
+// on dev ("queue": uploads by queue writes; "belt": through a staging
+// belt, Options.Belt) holding ms, flushed once. endFrame ends a frame: its
+// fence on the belt, and the wait.
+func uploadFrame(b *testing.B, dev device.Device, path string, ms []mesh.Mesh) (a *mesh.Allocator, hs []mesh.Handle, endFrame func()) {
+	var opts mesh.Options
+	var belt *staging.Belt
+	if path == "belt" {
+		var err error
+		if belt, err = staging.New(dev, staging.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(belt.Release)
+		opts.Belt = belt
+	}
+	a, err := mesh.New(dev, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(a.Release)
+	hs = make([]mesh.Handle, len(ms))
+	for i, m := range ms {
+		hs[i], _ = a.Add(m)
+	}
+	endFrame = func() {
+		if belt != nil {
+			fence, err := dev.Fence()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := belt.EndFrame(fence); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := dev.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := a.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	endFrame()
+	return a, hs, endFrame
 }
