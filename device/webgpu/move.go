@@ -16,8 +16,10 @@ import (
 // pass (the gather, then every level) into dispatches of the copy kernels
 // (kernels.go) over a table of chunks of at most chunkBytes; the copy path
 // turns each pass into copyBufferToBuffer calls through the scratch
-// buffer. The batch's table goes up in one queue write into the device's
-// table buffer; each dispatch binds its segment at a dynamic offset.
+// buffer. The batch's table is encoded straight into a mapped staging
+// buffer the device recycles (tablestage.go) and copied into the device's
+// table buffer ahead of the batch's dispatches (a queue write in the
+// browser); each dispatch binds its segment at a dynamic offset.
 //
 // A storage binding sees at most maxStorageBufferBindingSize bytes of a
 // buffer (128 MiB by default). A larger buffer is bound through windows of
@@ -255,8 +257,16 @@ var hostLittleEndian = binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1
 // batch, a segment a group, each starting at a multiple of segAlign bytes
 // with a header entry (its number of entries), in the order the groups
 // dispatch: each pass's gather phase, then its levels in order. It returns
-// the phases, their groups in that order, and the table.
+// the phases, their groups in that order, and the table (valid until the
+// next call).
 func (mt *moveTables) build(p *planner, half, segAlign uint64, maxEntries int) ([]tableBuilder, []byte) {
+	phases := mt.buildGroups(p, half, maxEntries)
+	return phases, mt.encode(phases, segAlign, hostLittleEndian)
+}
+
+// buildGroups turns the plan into the groups of the compute path's dispatches,
+// by phase: each pass's gather phase, then its levels in order.
+func (mt *moveTables) buildGroups(p *planner, half uint64, maxEntries int) []tableBuilder {
 	n := 0
 	for i := range p.numPasses() {
 		_, _, _, levels := p.pass(i)
@@ -281,7 +291,7 @@ func (mt *moveTables) build(p *planner, half, segAlign uint64, maxEntries int) (
 		}
 		base += 1 + levels
 	}
-	return phases, mt.encode(phases, segAlign, hostLittleEndian)
+	return phases
 }
 
 // reset returns n empty builders with window step half and groups of at
@@ -305,31 +315,30 @@ func (mt *moveTables) reset(n int, half uint64, maxEntries int) []tableBuilder {
 	return ts
 }
 
+// tableBytes is the size of the table of phases with segments starting at
+// multiples of segAlign bytes (a multiple of 16).
+func tableBytes(phases []tableBuilder, segAlign uint64) uint64 {
+	total := uint64(0)
+	for _, t := range phases {
+		for _, g := range t.used() {
+			total = alignUp(total+segmentBytes(len(g.entries)), segAlign)
+		}
+	}
+	return total
+}
+
 // encode lays the groups of phases out as one table, in order, each
 // group's segment starting at a multiple of segAlign bytes (a multiple of
 // 16): a header entry whose first word is the number of entries, then the
 // entries. It returns the table's bytes, which stay valid until the next
 // call.
 func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64, littleEndian bool) []byte {
-	total := uint64(0) // words
-	for _, t := range phases {
-		for _, g := range t.used() {
-			total = alignUp(total*4+segmentBytes(len(g.entries)), segAlign) / 4
-		}
-	}
+	total := tableBytes(phases, segAlign) / 4 // words
 	if uint64(cap(mt.words)) < total {
 		mt.words = make([]uint32, total)
 	}
 	words := mt.words[:total]
-	off := uint64(0)
-	for _, t := range phases {
-		for _, g := range t.used() {
-			words[off], words[off+1], words[off+2], words[off+3] = uint32(len(g.entries)/4), 0, 0, 0
-			end := off + 4 + uint64(copy(words[off+4:], g.entries))
-			off = alignUp(off*4+segmentBytes(len(g.entries)), segAlign) / 4
-			clear(words[end:off]) // the padding up to the next segment
-		}
-	}
+	encodeWords(words, phases, segAlign)
 	if littleEndian {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 4*len(words))
 	}
@@ -341,6 +350,33 @@ func (mt *moveTables) encode(phases []tableBuilder, segAlign uint64, littleEndia
 		binary.LittleEndian.PutUint32(b[4*i:], w)
 	}
 	return b
+}
+
+// encodeInto writes the table of phases (as encode lays it out) into dst,
+// tableBytes(phases, segAlign) bytes, writing every byte of dst once and
+// reading none: dst may be a mapping, where reads are slow (write-combined
+// memory). On a little-endian host with dst 4-byte aligned the words go
+// straight into dst; otherwise through encode.
+func (mt *moveTables) encodeInto(dst []byte, phases []tableBuilder, segAlign uint64) {
+	if hostLittleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%4 == 0 {
+		encodeWords(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/4), phases, segAlign)
+		return
+	}
+	copy(dst, mt.encode(phases, segAlign, hostLittleEndian))
+}
+
+// encodeWords writes the table of phases into words, which holds exactly
+// its tableBytes/4 words, writing each word once.
+func encodeWords(words []uint32, phases []tableBuilder, segAlign uint64) {
+	off := uint64(0)
+	for _, t := range phases {
+		for _, g := range t.used() {
+			words[off], words[off+1], words[off+2], words[off+3] = uint32(len(g.entries)/4), 0, 0, 0
+			end := off + 4 + uint64(copy(words[off+4:], g.entries))
+			off = alignUp(off*4+segmentBytes(len(g.entries)), segAlign) / 4
+			clear(words[end:off]) // the padding up to the next segment
+		}
+	}
 }
 
 // segmentBytes is the size of g's segment of the table: its header entry
@@ -486,8 +522,8 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 	}
 }
 
-// moveCompute runs the plan in compute dispatches: the table goes up in
-// one queue write into the device's table buffer, and each group is one
+// moveCompute runs the plan in compute dispatches: the table goes into
+// the device's table buffer (uploadTable), and each group is one
 // dispatch of its kernel with the bind group of its bindings (made once
 // and kept while the buffer, the table buffer and scratch stay the same)
 // at its segment's offset.
@@ -495,12 +531,12 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 256))
 	half := windowStep(b.desc.Size, d.limits.MaxStorageBufferBindingSize, segAlign)
 	maxEntries := int((min(d.limits.MaxStorageBufferBindingSize, 16<<20) - 16) / 16)
-	phases, table := d.tables.build(p, half, segAlign, maxEntries)
+	phases := d.tables.buildGroups(p, half, maxEntries)
 	enc, err := d.encoder()
 	if err != nil {
 		return err
 	}
-	base, err := d.uploadTable(k, table, segAlign)
+	base, err := d.uploadTable(k, enc, phases, segAlign)
 	if err != nil {
 		return err
 	}
@@ -546,9 +582,11 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 // moveTableBuffer is the storage buffer the move kernels read their tables
 // from, and the bind groups made on it. Each batch's table is written at
 // the next free offset of the pending encoder's share of the buffer by a
-// queue write, which lands before the encoder's commands at its submit;
-// with the next encoder the buffer is written from the start again (queue
-// order puts those writes after the earlier submit's reads). A binding sees
+// copy recorded in the encoder ahead of the batch's dispatches (a queue
+// write in the browser, which lands before the encoder's commands at its
+// submit); with the next encoder the buffer is written from the start
+// again (submission order puts those writes after the earlier submit's
+// reads). A binding sees
 // size bytes from its dynamic offset, and every table starts in the first
 // half: size is half the buffer.
 //
@@ -646,24 +684,29 @@ func (t *moveTableBuffer) boundFor(b *Buffer) *boundBuffer {
 	return &t.bound[len(t.bound)-1]
 }
 
-// uploadTable writes table into the table buffer for the pending encoder
-// and returns its offset, a multiple of segAlign. It grows the buffer
-// (the old one is destroyed once the GPU is done with it) when the
-// encoder's tables outgrow its first half: to twice its size at least, so
-// that a run of batches recorded into one encoder (several arenas swept in
-// a frame, devbench's back-to-back batches) settles, after a few doublings,
-// on one buffer and one set of bind groups, instead of a new buffer for
-// every batch past the first.
-func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64, error) {
+// uploadTable puts the table of phases (segments aligned to segAlign) in
+// the table buffer for the pending encoder enc and returns its offset, a
+// multiple of segAlign: natively encoded into a staging buffer's mapping
+// and copied by a command recorded in enc ahead of the batch's compute
+// pass (tablestage.go), in the browser by a queue write, which lands
+// before enc's commands at its submit. It grows the buffer (the old one is
+// destroyed once the GPU is done with it) when the encoder's tables
+// outgrow its first half: to twice its size at least, so that a run of
+// batches recorded into one encoder (several arenas swept in a frame,
+// devbench's back-to-back batches) settles, after a few doublings, on one
+// buffer and one set of bind groups, instead of a new buffer for every
+// batch past the first.
+func (d *Device) uploadTable(k *kernels, enc *wgpu.CommandEncoder, phases []tableBuilder, segAlign uint64) (uint64, error) {
 	t := &k.table
 	if t.enc != d.enc {
 		t.enc, t.used = d.enc, 0
 	}
+	n := tableBytes(phases, segAlign)
 	base := alignUp(t.used, segAlign)
-	if t.buf == nil || base+uint64(len(table)) > t.capacity-t.size {
-		size := alignUp(max(2*uint64(len(table)), 2*t.capacity, 64<<10), 256)
+	if t.buf == nil || base+n > t.capacity-t.size {
+		size := alignUp(max(2*n, 2*t.capacity, 64<<10), 256)
 		if size > d.limits.MaxBufferSize {
-			return 0, fmt.Errorf("webgpu: move: a table of %d bytes, more than a buffer holds (%d): %w", len(table), d.limits.MaxBufferSize, device.ErrInvalidUsage)
+			return 0, fmt.Errorf("webgpu: move: a table of %d bytes, more than a buffer holds (%d): %w", n, d.limits.MaxBufferSize, device.ErrInvalidUsage)
 		}
 		buf, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
 			Label: "gpumem move tables",
@@ -681,10 +724,14 @@ func (d *Device) uploadTable(k *kernels, table []byte, segAlign uint64) (uint64,
 		t.buffers++
 		t.size = min(size/2, d.limits.MaxStorageBufferBindingSize&^255)
 	}
-	if err := d.writeQueue(t.buf, base, table); err != nil {
+	if stagedTables {
+		if err := d.stageTable(enc, phases, n, segAlign, t.buf, base); err != nil {
+			return 0, err
+		}
+	} else if err := d.writeQueue(t.buf, base, d.tables.encode(phases, segAlign, hostLittleEndian)); err != nil {
 		return 0, d.fail("move: write table", err)
 	}
-	t.used = base + uint64(len(table))
+	t.used = base + n
 	return base, nil
 }
 

@@ -187,6 +187,12 @@ func (d *Device) writeQueueLayer(t *wgpu.Texture, layer, mip, w, h, bytesPerRow 
 // compute shaders there too.
 const computeMoves = false
 
+// stagedTables says whether the compute path's move tables go through the
+// device's own mapped staging buffers (tablestage.go). In the browser they
+// go by queue writes: the binding's mappings there are Go copies written
+// back at unmap (and the compute path does not run, computeMoves).
+const stagedTables = false
+
 // releaseDevice destroys a device New created: the binding's js Release
 // does nothing, and a page that opens many devices (a test binary) would
 // otherwise keep every one until the garbage collector finds it.

@@ -70,5 +70,9 @@ func (d *Device) writeQueueLayer(t *wgpu.Texture, layer, mip, w, h, bytesPerRow 
 // (the move kernels' source and destination windows).
 const computeMoves = true
 
+// stagedTables says whether the compute path's move tables go through the
+// device's own mapped staging buffers (tablestage.go): natively they do.
+const stagedTables = true
+
 // releaseDevice releases a device New created.
 func releaseDevice(dev *wgpu.Device) { dev.Release() }

@@ -181,9 +181,10 @@ type Device struct {
 	// blockingMaps counts mappings that had to wait for the GPU.
 	blockingMaps int
 
-	kernels *kernels   // compute pipelines, built on first use
-	planner planner    // reused by every Move
-	tables  moveTables // reused by every Move on the compute path
+	kernels *kernels     // compute pipelines, built on first use
+	planner planner      // reused by every Move
+	tables  moveTables   // reused by every Move on the compute path
+	stage   tableStaging // where the compute path's tables are written
 	// noCompute: Move copies, because the compute pipelines failed to
 	// build or the platform refuses the move kernels (!computeMoves).
 	noCompute bool
@@ -354,9 +355,13 @@ func (d *Device) flush() error {
 		cb.Release()
 		return err
 	}
+	if err := d.stage.unmap(d); err != nil {
+		cb.Release()
+		return err
+	}
 	d.submit(cb)
 	cb.Release()
-	return nil
+	return d.stage.submitted(d)
 }
 
 // flushRecorded submits the pending command encoder if it holds commands,
@@ -441,6 +446,7 @@ func (d *Device) Release() {
 		d.scratch, d.scratchSize = nil, 0
 	}
 	d.bury()
+	d.stage.release()
 	d.kernels.release()
 	d.kernels = nil
 	if d.enc != nil {
