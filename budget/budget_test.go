@@ -536,15 +536,8 @@ func TestBindlessReclaims(t *testing.T) {
 		defer reg.Release()
 		ta.SetReclaimer(func(uint64) { _, _ = reg.Shrink() })
 		key := bindless.Key{Format: device.RGBA8Unorm, Width: side, Height: side}
-		texels := func(id int) []byte {
-			px := make([]byte, side*side*4)
-			r := rand.New(rand.NewPCG(uint64(id), 7))
-			for i := range px {
-				px[i] = byte(r.Uint32())
-			}
-			return px
-		}
-		sums := map[int]uint64{}
+		ts := &textureSet{t: t, dev: dev, reg: reg, key: key, seed: 7, sums: map[int]uint64{}}
+		texels, sums, verify := ts.texels, ts.sums, ts.verify
 		for id := range 5 * layers { // pages 1 to 5
 			if _, err := reg.Register(id, key, texels(id)); err != nil {
 				t.Fatal(err)
@@ -558,23 +551,6 @@ func TestBindlessReclaims(t *testing.T) {
 					t.Fatal(err)
 				}
 				delete(sums, id)
-			}
-		}
-		verify := func() {
-			t.Helper()
-			for id, sum := range sums {
-				h, ok := reg.Handle(id)
-				tex, layer, found := reg.Locate(h)
-				if !ok || !found {
-					t.Fatalf("texture %d: handle %v, located %v", id, h, found)
-				}
-				got := make([]byte, side*side*4)
-				if err := dev.ReadTexture(tex, layer, 0, got); err != nil {
-					t.Fatal(err)
-				}
-				if checksum(got) != sum {
-					t.Fatalf("texture %d at %v lost its texels", id, h)
-				}
 			}
 		}
 		before := b.Usage()
@@ -630,15 +606,8 @@ func TestBindlessTrimRefused(t *testing.T) {
 		}
 		defer reg.Release()
 		key := bindless.Key{Format: device.RGBA8Unorm, Width: side, Height: side}
-		texels := func(id int) []byte {
-			px := make([]byte, side*side*4)
-			r := rand.New(rand.NewPCG(uint64(id), 9))
-			for i := range px {
-				px[i] = byte(r.Uint32())
-			}
-			return px
-		}
-		sums := map[int]uint64{}
+		ts := &textureSet{t: t, dev: dev, reg: reg, key: key, seed: 9, sums: map[int]uint64{}}
+		texels, sums, verify := ts.texels, ts.sums, ts.verify
 		for id := range layers { // page 1
 			if _, err := reg.Register(id, key, texels(id)); err != nil {
 				t.Fatal(err)
@@ -650,23 +619,6 @@ func TestBindlessTrimRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			delete(sums, id)
-		}
-		verify := func() {
-			t.Helper()
-			for id, sum := range sums {
-				h, _ := reg.Handle(id)
-				tex, l, ok := reg.Locate(h)
-				if !ok {
-					t.Fatalf("texture %d at %v: not found", id, h)
-				}
-				got := make([]byte, side*side*4)
-				if err := dev.ReadTexture(tex, l, 0, got); err != nil {
-					t.Fatal(err)
-				}
-				if checksum(got) != sum {
-					t.Fatalf("texture %d at %v lost its texels", id, h)
-				}
-			}
 		}
 		// Fill the budget to the byte: no room for a 2-layer texture.
 		fill := func() device.Buffer {
@@ -711,6 +663,48 @@ func TestBindlessTrimRefused(t *testing.T) {
 		sums[100] = checksum(texels(100))
 		verify()
 	})
+}
+
+// textureSet is a bindless registry's textures of one key under test:
+// each id's texels are random from (id, seed), and sums holds the
+// checksum of every texture that must read back.
+type textureSet struct {
+	t    *testing.T
+	dev  device.Device
+	reg  *bindless.Registry[int]
+	key  bindless.Key
+	seed uint64
+	sums map[int]uint64
+}
+
+// texels returns texture id's texels.
+func (s *textureSet) texels(id int) []byte {
+	px := make([]byte, s.key.Width*s.key.Height*4)
+	r := rand.New(rand.NewPCG(uint64(id), s.seed))
+	for i := range px {
+		px[i] = byte(r.Uint32())
+	}
+	return px
+}
+
+// verify reads every texture in sums back from where the registry says
+// it is.
+func (s *textureSet) verify() {
+	s.t.Helper()
+	for id, sum := range s.sums {
+		h, ok := s.reg.Handle(id)
+		tex, layer, found := s.reg.Locate(h)
+		if !ok || !found {
+			s.t.Fatalf("texture %d: handle %v, located %v", id, h, found)
+		}
+		got := make([]byte, s.key.Width*s.key.Height*4)
+		if err := s.dev.ReadTexture(tex, layer, 0, got); err != nil {
+			s.t.Fatal(err)
+		}
+		if checksum(got) != sum {
+			s.t.Fatalf("texture %d at %v lost its texels", id, h)
+		}
+	}
 }
 
 // checksum is FNV-1a of p.
