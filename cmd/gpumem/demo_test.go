@@ -100,15 +100,7 @@ func TestDemoHost(t *testing.T) {
 		t.Error("report refers to external assets")
 	}
 
-	f, err := os.Open(filepath.Join(dir, "dump.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := inspect.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := readDump(t, filepath.Join(dir, "dump.json"))
 	if d.Label != "frame 60" || d.Totals.Allocations == 0 {
 		t.Errorf("dump %q: totals %+v", d.Label, d.Totals)
 	}
@@ -334,4 +326,19 @@ func TestDemoCPUProfile(t *testing.T) {
 			t.Errorf("profile's labels lack %q:\n%s", want, tags)
 		}
 	}
+}
+
+// readDump reads the dump the demo wrote at path.
+func readDump(t *testing.T, path string) inspect.Dump {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := inspect.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gpumem/gpumem/inspect"
 )
 
 // unloadRow returns the figures of manager's row in the zone unload's
@@ -74,15 +72,7 @@ func TestDemoBudget(t *testing.T) {
 	} else if strings.Count(r, "Budget: ") < 3 {
 		t.Error("report's maps lack the budget line")
 	}
-	f, err := os.Open(filepath.Join(dir, "dump.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := inspect.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := readDump(t, filepath.Join(dir, "dump.json"))
 	if d.Budget == nil || d.Budget.Limit != 9<<20 || len(d.Budget.Accounts) != 5 || d.Budget.Reclaims == 0 {
 		t.Fatalf("dump's budget: %+v", d.Budget)
 	}
