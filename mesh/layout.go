@@ -76,15 +76,7 @@ func VertexLayout(stride uint32) Layout { return Layout{Kind: Vertices, ElemByte
 func IndexLayout(f IndexFormat) Layout { return Layout{Kind: Indices, ElemBytes: uint32(f)} }
 
 // ElemsPerSlot returns how many elements make one slot: 1, 2 or 4. O(1).
-func (l Layout) ElemsPerSlot() uint32 {
-	switch {
-	case l.ElemBytes%device.CopyAlignment == 0:
-		return 1
-	case l.ElemBytes%2 == 0:
-		return 2
-	}
-	return 4
-}
+func (l Layout) ElemsPerSlot() uint32 { return 1 << l.slotShift() }
 
 // SlotBytes returns the size of one slot in bytes, a multiple of 4, or 0
 // when it does not fit in 32 bits (ElemBytes above 2^30 and not a
