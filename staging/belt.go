@@ -38,6 +38,7 @@ type Stats struct {
 	Bytes          uint64 // bytes uploaded
 	Copies         int    // copies recorded (an upload split over chunks makes several)
 	Waits          int    // times Upload waited for the GPU, every chunk in use
+	Submits        int    // submits the belt made on leaving a written chunk for the next
 }
 
 // Belt is an upload staging belt. Create one with New. It is not safe
@@ -177,11 +178,21 @@ func (b *Belt) copyOut(dst device.Buffer, dstOffset, k uint64) error {
 	return nil
 }
 
-// nextChunk makes cur an empty chunk the GPU does not use.
+// nextChunk makes cur an empty chunk the GPU does not use. The chunk it
+// leaves, if it holds uploads, is submitted with everything recorded
+// before it, so that the GPU copies it out while the next one fills: a
+// large upload costs the CPU's writing or the GPU's copying, whichever is
+// longer, not their sum.
 func (b *Belt) nextChunk() error {
 	if b.cur != nil {
 		b.recycled.Fill(b.cur, b.used)
 		b.cur = nil
+		if b.used > 0 {
+			if err := b.dev.Submit(); err != nil {
+				return err
+			}
+			b.stats.Submits++
+		}
 	}
 	if err := b.reclaim(); err != nil {
 		return err

@@ -187,16 +187,16 @@ func TestBeltBackends(t *testing.T) {
 }
 
 // TestUploadFunc: an upload that does not fit what is left of the chunk
-// goes whole to the next one; one larger than a chunk is refused without
-// calling fill.
+// goes whole to the next one, and the chunk left is submitted; one larger
+// than a chunk is refused without calling fill.
 func TestUploadFunc(t *testing.T) {
 	dev := testdevice.Host(t, host.Options{HoldCompletion: true})
 	w := newWorld(t, dev, dev, staging.Options{ChunkBytes: 1024, MaxChunks: 4}, 4096)
 	must(t, w.uploadFunc(0, 0, 1000))
 	must(t, w.uploadFunc(0, 1000, 100)) // 24 bytes left: the next chunk
 	must(t, w.verify())
-	if s := w.belt.Stats(); s.Chunks != 2 || s.Copies != 2 {
-		t.Fatalf("stats %+v, want 2 chunks, 2 copies", s)
+	if s := w.belt.Stats(); s.Chunks != 2 || s.Copies != 2 || s.Submits != 1 {
+		t.Fatalf("stats %+v, want 2 chunks, 2 copies, 1 submit (on leaving the first chunk)", s)
 	}
 	never := func([]byte) { t.Fatal("fill called for a refused upload") }
 	for _, c := range []struct{ off, n uint64 }{{0, 1028}, {2, 4}, {4096, 4}} {

@@ -22,6 +22,13 @@
 // Upload takes effect in call order, like any device call: a copy, draw or
 // read recorded after it sees the bytes.
 //
+// When an upload leaves a written chunk for the next, the belt submits the
+// work recorded so far (device.Device.Submit; Stats().Submits), so that
+// the GPU copies out of the full chunk while the CPU fills the next: an
+// upload of many chunks takes the longer of the writing and the copying,
+// not their sum. A frame of less than a chunk is submitted by the caller
+// as before.
+//
 // When every chunk the belt may have (MaxChunks) is in use, Upload fences
 // what it has written and waits for the GPU (device.Device.Wait): a bulk
 // upload larger than the belt streams through it, never fails for want of
