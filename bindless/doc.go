@@ -13,7 +13,8 @@
 //
 //	page h >> 16, layer h & 0xffff
 //
-// A Handle is that packed value. It is stable for the texture's life:
+// A Handle is that packed value. It is stable for the texture's life
+// unless the caller calls Compact, the one call that moves textures:
 // Update rewrites the layer's texels, never moves it, and neither does
 // Shrink. Unregister frees the layer and a later Register reuses it:
 // registrations take the lowest free layer of their bucket (lowest page,
@@ -21,8 +22,9 @@
 // lowest pages and the pages' high ends and last pages empty out for
 // Shrink. A page is grown, recreated or added only when every layer of
 // its bucket's live pages is taken, and Version changes exactly when the
-// pages do (one added, recreated, grown, trimmed or released), so a bind
-// group built at one version is valid while Version stays.
+// pages do (one added, recreated, grown, trimmed or released) or Compact
+// moves a texture, so a bind group (and a table of handles) built at one
+// version is valid while Version stays.
 
 // Textures are registered by a source id of the caller's (a path, an
 // asset id): Register with an id that is registered already returns its
@@ -60,6 +62,25 @@
 // old texture stays, with every layer. Stats().PagesReleased,
 // PagesTrimmed and BytesReleased count what Shrink gave back, PagesGrown
 // the growths.
+//
+// Shrink cannot give back a page that keeps one texture in use at its
+// top: after a zone unload the freed layers lie below live ones, and a
+// handle never moves on its own. Compact, opt-in, moves textures to give
+// that memory back: in each bucket it moves the texture at the highest
+// registered layer into the lowest available layer, one layer copy on
+// the device each (every mip and sample), until the textures in use fill
+// the bottom of the bucket, then releases the emptied pages and trims
+// every live page to exactly its layers in use (Shrink trims only pages
+// half empty). The defaults never move. Each texture moved gets a new
+// handle, reported to Compact's callback with its old one: the caller
+// rewrites its materials or handle tables there and rebuilds its bind
+// groups (Version changes). Work submitted before still reads the old
+// layers, since device work runs in call order and pages are released
+// only after the GPU finishes the work recorded on them; work recorded
+// after must use the new handles. A move is a copy, then a commit: a
+// copy the device refuses leaves that texture where it was and ends the
+// moves, so every id still names a layer holding its texels.
+// Stats().TexturesMoved counts the moves.
 
 // # Limits
 //
@@ -81,7 +102,8 @@
 //   - A vacant page holds no layer; the last page is never vacant, and
 //     page 0 (the defaults') never is.
 //   - A failed call changes nothing the caller can see: no handle, no page,
-//     no version.
+//     no version. (Compact, whose moves commit one by one, keeps the moves
+//     made before a failure, reported to its callback.)
 //
 // # Caveats
 //

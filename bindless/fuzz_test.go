@@ -36,26 +36,34 @@ var fuzzKeys = []bindless.Key{
 //	     lie in their lower half are trimmed to them (none when refused),
 //	     every other page keeps its texture, and the bytes returned are
 //	     the released and trimmed ones
+//	8:   Compact (with every page creation refused when arg is odd, and
+//	     copies refused after arg/2%4-1 of them, none when that is -1):
+//	     exactly the planned textures move (model.plannedMoves; those
+//	     before a refused copy), each reported once, every mip of every
+//	     texture reads back through its new handle, and it gives back as
+//	     Shrink does, pages trimmed to exactly their layers in use
 //
 // Every registration of a new id takes the lowest available layer of its
 // bucket (lowest page, then layer), else grows or recreates the bucket's
 // lowest page below full capacity, else adds a page (model.next).
 //
-// After every command Version has changed exactly when Pages has, and
-// NumPages has fallen only at a Shrink.
+// After every command but a Compact (which changes Version when it
+// moves a texture, as compact checks) Version has changed exactly when
+// Pages has, and NumPages has fallen only at a Shrink or a Compact.
 func runRegistry(data []byte) error {
 	dev, err := host.New(host.Options{})
 	if err != nil {
 		return err
 	}
 	defer dev.Release()
-	r, err := bindless.New[string](dev, bindless.Options{LayersPerPage: 3, MaxPages: 6, MaxPagesPerBucket: 3})
+	cr := &copyRefuser{Device: dev, allow: -1}
+	r, err := bindless.New[string](cr, bindless.Options{LayersPerPage: 3, MaxPages: 6, MaxPagesPerBucket: 3})
 	if err != nil {
 		return err
 	}
 	defer r.Release()
 	m := newModel(dev, r)
-	m.full = 3
+	m.full, m.copies = 3, cr
 	other, err := host.New(host.Options{})
 	if err != nil {
 		return err
@@ -63,7 +71,7 @@ func runRegistry(data []byte) error {
 	defer other.Release()
 	foreign := map[bindless.Key]device.Texture{}
 	for i := 0; i+1 < len(data); i += 2 {
-		op, arg := data[i]%8, data[i+1]
+		op, arg := data[i]%9, data[i+1]
 		id := fmt.Sprint(arg % 16)
 		key := fuzzKeys[int(arg/16)%len(fuzzKeys)]
 		pages, version := r.Pages(), r.Version()
@@ -113,6 +121,8 @@ func runRegistry(data []byte) error {
 			}
 		case 7:
 			err = m.shrinkRefused(arg%2 == 1)
+		case 8:
+			err = m.compact(int(arg/2%4)-1, arg%2 == 1)
 		case 4:
 			if _, had := m.want[id]; had {
 				err = m.update(id, i)
@@ -123,7 +133,7 @@ func runRegistry(data []byte) error {
 		if err != nil {
 			return fmt.Errorf("command %d (op %d, id %s, key %v): %w", i, op, id, key, err)
 		}
-		if now := r.Pages(); !slices.Equal(now, pages) != (r.Version() != version) || (len(now) < len(pages) && op != 7) {
+		if now := r.Pages(); op != 8 && (!slices.Equal(now, pages) != (r.Version() != version) || (len(now) < len(pages) && op != 7)) {
 			return fmt.Errorf("command %d (op %d): pages %v -> %v, version %d -> %d", i, op, pages, now, version, r.Version())
 		}
 		if err := m.verify(); err != nil {
@@ -150,6 +160,12 @@ func FuzzRegistry(f *testing.F) {
 		// grow it back (once refused), to 2 layers, then 3, then a page
 		// follows.
 		{0, 0, 0, 1, 0, 2, 3, 1, 3, 2, 7, 1, 7, 0, 5, 3, 0, 3, 0, 4, 0, 5, 0, 6, 7, 0, 3, 6, 3, 5, 3, 4, 3, 3, 7, 0},
+		// Three pages of rgba4 and two of rgba8, interleaved, holes left
+		// below live textures; Compact with a copy refused after one move
+		// and creations refused, then again freely, then once more
+		// (nothing to move); registrations grow the trimmed pages back.
+		{0, 0, 0, 1, 0, 2, 0, 19, 0, 3, 0, 4, 0, 5, 0, 22, 0, 6, 0, 7, 0, 8, 0, 25,
+			3, 0, 3, 2, 3, 4, 3, 6, 3, 7, 3, 19, 8, 3, 8, 0, 8, 0, 0, 9, 0, 10, 0, 11, 0, 12, 8, 0},
 	} {
 		f.Add(s)
 	}

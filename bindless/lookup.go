@@ -65,8 +65,10 @@ func (r *Registry[K]) Len() int { return len(r.bySource) }
 
 // Version returns the layout version: it changes exactly when Pages
 // would return something else: a page added, recreated or grown (a
-// registration), pages released or trimmed (Shrink). Rebuild bind groups when it differs from the
-// one they were built at.
+// registration), pages released or trimmed (Shrink, Compact), and when
+// Compact moved a texture to a new handle. Rebuild bind groups (and,
+// after a Compact, handle tables) when it differs from the one they were
+// built at.
 func (r *Registry[K]) Version() uint64 { return r.version }
 
 // NumPages returns the number of pages over all buckets, vacant ones
@@ -102,21 +104,24 @@ type Stats struct {
 	Builtin    int // default textures
 	FreeLayers int // layers freed and waiting for reuse
 	Version    uint64
-	// PagesReleased counts the page textures Shrink released,
-	// PagesTrimmed the pages it recreated with fewer layers, and
-	// BytesReleased the bytes of both (as Shrink returns them), over the
+	// PagesReleased counts the page textures Shrink (or Compact)
+	// released, PagesTrimmed the pages it recreated with fewer layers,
+	// and BytesReleased the bytes of both (as they return them), over the
 	// registry's life. PagesGrown counts trimmed pages a registration
-	// recreated with more layers.
+	// recreated with more layers, TexturesMoved the textures Compact
+	// moved to another layer (each a new handle).
 	PagesReleased uint64
 	PagesTrimmed  uint64
 	BytesReleased uint64
 	PagesGrown    uint64
+	TexturesMoved uint64
 }
 
 // Stats counts the registry's buckets, pages and layers. O(pages).
 func (r *Registry[K]) Stats() Stats {
 	s := Stats{Buckets: len(r.buckets), Pages: len(r.pages), Registered: len(r.bySource), Builtin: len(r.builtin), Version: r.version,
-		PagesReleased: r.pagesReleased, PagesTrimmed: r.pagesTrimmed, BytesReleased: r.bytesReleased, PagesGrown: r.pagesGrown}
+		PagesReleased: r.pagesReleased, PagesTrimmed: r.pagesTrimmed, BytesReleased: r.bytesReleased, PagesGrown: r.pagesGrown,
+		TexturesMoved: r.texturesMoved}
 	for _, p := range r.pages {
 		if p.tex == nil {
 			s.Vacant++

@@ -19,6 +19,8 @@ type model struct {
 	// registration with no available layer is then checked to take the
 	// lowest page below full capacity (grown or recreated) or a new one.
 	full uint32
+	// copies, when the registry is on one, refuses copies for compact.
+	copies *copyRefuser
 }
 
 type entry struct {
@@ -151,7 +153,24 @@ func (m *model) shrink() error { return m.shrinkRefused(false) }
 // true, on a host device): no page is trimmed, and none changes but the
 // empty ones, released.
 func (m *model) shrinkRefused(refused bool) error {
-	before, st := m.r.Pages(), m.r.Stats()
+	return m.giveBack(m.r.Pages(), func(int) bool { return !refused }, false, func() (uint64, error) {
+		if refused {
+			m.dev.(*host.Device).FailNextCreates(1 << 20)
+			defer m.dev.(*host.Device).FailNextCreates(0)
+		}
+		return m.r.Shrink()
+	})
+}
+
+// giveBack runs call, a Shrink (or a Compact whose moves the model
+// holds already), and checks what it gave back against the model, as
+// shrink says: pages were before; trimOK says, in page order, whether
+// the device lets a page with n layers in use be trimmed (it copies
+// them). With exact, every page with a layer in use is trimmed to exactly
+// its layers 0..highest in use (Compact), else only those half empty or
+// less.
+func (m *model) giveBack(before []device.Texture, trimOK func(n int) bool, exact bool, call func() (uint64, error)) error {
+	st := m.r.Stats()
 	used := m.inUse()
 	var want uint64
 	last := 0
@@ -172,19 +191,13 @@ func (m *model) shrinkRefused(refused bool) error {
 			high = max(high, l)
 		}
 		keep[i] = d.Layers
-		if high+1 <= d.Layers/2 && !refused {
+		if (high+1 <= d.Layers/2 || (exact && high+1 < d.Layers)) && trimOK(len(used[i])) {
 			keep[i] = high + 1
 			trims++
 			want += d.LayerBytes() * uint64(d.Layers-high-1) * uint64(d.Samples)
 		}
 	}
-	if refused {
-		m.dev.(*host.Device).FailNextCreates(1 << 20)
-	}
-	freed, err := m.r.Shrink()
-	if refused {
-		m.dev.(*host.Device).FailNextCreates(0)
-	}
+	freed, err := call()
 	if err != nil {
 		return err
 	}

@@ -86,10 +86,17 @@ func (r *Registry[K]) register(id K, key Key, fill func(tex device.Texture, laye
 		return 0, fmt.Errorf("bindless: register %v: %w", id, err)
 	}
 	r.commit(s)
+	r.own(id, h)
+	return h, nil
+}
+
+// own records id as the owner of layer h, which alloc took and which
+// holds id's texels.
+func (r *Registry[K]) own(id K, h Handle) {
+	p := r.pages[h.Page()]
 	p.state[h.Layer()] = layerRegistered
 	p.owner[h.Layer()] = id
 	r.bySource[id] = h
-	return h, nil
 }
 
 func checkPixels(key Key, pixels []byte) error {
@@ -186,16 +193,21 @@ func (r *Registry[K]) GenerateMips(id K) error {
 // lowest free layer first); its handle is invalid from now on. O(1). It
 // fails with ErrNotRegistered.
 func (r *Registry[K]) Unregister(id K) error {
-	p, layer, err := r.lookup("Unregister", id)
-	if err != nil {
+	if _, _, err := r.lookup("Unregister", id); err != nil {
 		return err
 	}
-	h := r.bySource[id]
-	delete(r.bySource, id)
-	var zero K
-	p.owner[layer] = zero
-	p.state[layer] = layerFree
-	p.b.free++
-	r.open(h.Page(), layer, layer+1)
+	r.freeLayer(r.bySource[id])
 	return nil
+}
+
+// freeLayer frees registered layer h for reuse: its owner no longer maps
+// to it.
+func (r *Registry[K]) freeLayer(h Handle) {
+	p, l := r.pages[h.Page()], h.Layer()
+	delete(r.bySource, p.owner[l])
+	var zero K
+	p.owner[l] = zero
+	p.state[l] = layerFree
+	p.b.free++
+	r.open(h.Page(), l, l+1)
 }

@@ -25,8 +25,14 @@ package bindless
 // releases the texture of every live page with no layer in use and drops
 // vacant pages from the end of the slot list, then trims every live page
 // whose layers in use all lie in its lower half to exactly its layers
-// 0..highest in use. Version changes exactly when the set of page
-// textures does: a page added, recreated, grown, trimmed or released.
+// 0..highest in use. Compact moves registered layers of each bucket
+// from the top (highest page, then layer) into its lowest available
+// layers (as alloc takes them: each move takes a layer, copies into it,
+// then frees the old one, or gives the layer back when the copy fails),
+// then shrinks as Shrink does, trimming every live page to exactly its
+// layers 0..highest in use. Version changes exactly when the set of page
+// textures does (a page added, recreated, grown, trimmed or released) or
+// Compact moved a layer.
 // Lookups go through two direct indexes: bySource maps an id to its
 // handle; pages[h.Page()].owner[h.Layer()] maps a handle back. Neither
 // scans buckets.
@@ -150,8 +156,8 @@ type Registry[K comparable] struct {
 	builtin  [3]Handle // white, black, flat normal
 	released bool
 	// History for Stats: pages Shrink released, pages it trimmed, the
-	// bytes of both, and pages grown back.
-	pagesReleased, pagesTrimmed, bytesReleased, pagesGrown uint64
+	// bytes of both, pages grown back, and textures Compact moved.
+	pagesReleased, pagesTrimmed, bytesReleased, pagesGrown, texturesMoved uint64
 }
 
 // New creates a registry on dev with its three default textures. It fails

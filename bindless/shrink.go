@@ -35,7 +35,8 @@ import (
 // was; Shrink goes on with the others.
 //
 // Version changes when Shrink released or trimmed anything: rebuild bind
-// groups built before. Handles never change. The textures are released as
+// groups built before. Handles never change (Compact moves textures, to
+// give back what Shrink cannot). The textures are released as
 // Release does: the device frees them once the GPU has finished the work
 // already recorded on them. Stats().PagesReleased and PagesTrimmed count
 // them, and BytesReleased their bytes. O(layers) plus the copies. It
@@ -44,6 +45,13 @@ func (r *Registry[K]) Shrink() (uint64, error) {
 	if r.released {
 		return 0, fmt.Errorf("bindless: Shrink: %w", ErrReleased)
 	}
+	return r.shrink(false), nil
+}
+
+// shrink is Shrink, trimming every live page to exactly its layers in
+// use when exact (Compact), else only those half empty or less. It
+// returns the bytes given back.
+func (r *Registry[K]) shrink(exact bool) uint64 {
 	var freed uint64
 	changed := false
 	for i, p := range r.pages {
@@ -63,7 +71,7 @@ func (r *Registry[K]) Shrink() (uint64, error) {
 		if p.tex == nil {
 			continue
 		}
-		if n := uint32(p.highest() + 1); n <= p.capacity/2 {
+		if n := uint32(p.highest() + 1); n <= p.capacity/2 || (exact && n < p.capacity) {
 			if bytes, ok := r.trim(i, n); ok {
 				freed += bytes
 				changed = true
@@ -74,7 +82,7 @@ func (r *Registry[K]) Shrink() (uint64, error) {
 		r.version++
 	}
 	r.bytesReleased += freed
-	return freed, nil
+	return freed
 }
 
 // highest returns the highest layer of p in use (registered or a

@@ -28,12 +28,15 @@ const (
 var textureSizes = [...]uint32{32, 64, 128}
 
 // demoTexture is one texture of the scene; its id in the registry is its
-// name.
+// name. h is its handle as the demo's materials hold it: set at the
+// registration and rewritten when Compact moves the texture, and checked
+// against the registry's by every read-back.
 type demoTexture struct {
 	zone int
 	name string
 	size uint32
 	tag  uint32
+	h    bindless.Handle
 }
 
 func (t *demoTexture) key() bindless.Key {
@@ -119,8 +122,9 @@ func (w *textureWorkload) frame(f *frameState) error {
 			t := &demoTexture{zone: z, name: fmt.Sprintf("zone%d/tex%d", z, i), size: zn.sizes[i], tag: w.nextTag}
 			texels := fill(&w.scratch, t.tag, t.bytes())
 			tm := f.gpumem.start(mgrBindless)
-			_, err := w.r.Register(t.name, t.key(), texels)
+			h, err := w.r.Register(t.name, t.key(), texels)
 			f.gpumem.stop(tm)
+			t.h = h
 			if err != nil {
 				return fmt.Errorf("register %s: %w", t.name, err)
 			}
@@ -132,12 +136,35 @@ func (w *textureWorkload) frame(f *frameState) error {
 		}
 	}
 	if f.shrinkPages {
-		// A level change: the pages no texture uses any more go.
+		// A level change: the textures left move down into the layers the
+		// unloaded ones freed, and the pages no texture uses any more go,
+		// the others trimmed to their textures (Compact, opt-in: handles
+		// change, so the materials' handles are rewritten as it reports
+		// the moves; a renderer rebuilds its bind group at the version
+		// change below).
+		var byName map[string]*demoTexture
+		var stale error
 		tm := f.gpumem.start(mgrBindless)
-		_, err := w.r.Shrink()
+		_, _, err := w.r.Compact(func(id string, from, to bindless.Handle) {
+			if byName == nil {
+				byName = make(map[string]*demoTexture, len(w.live))
+				for _, t := range w.live {
+					byName[t.name] = t
+				}
+			}
+			t := byName[id]
+			if t == nil || t.h != from {
+				stale = fmt.Errorf("Compact moved %s from %v, the demo holds %v", id, from, t)
+				return
+			}
+			t.h = to
+		})
 		f.gpumem.stop(tm)
+		if err == nil {
+			err = stale
+		}
 		if err != nil {
-			return fmt.Errorf("shrink the texture pages: %w", err)
+			return fmt.Errorf("compact the textures: %w", err)
 		}
 	}
 	if v := w.r.Version(); v != w.version {
@@ -157,6 +184,9 @@ func (w *textureWorkload) checkOne(t *demoTexture) error {
 	h, ok := w.r.Handle(t.name)
 	if !ok {
 		return fmt.Errorf("%s: not registered", t.name)
+	}
+	if h != t.h {
+		return fmt.Errorf("%s: handle %v, the demo holds %v", t.name, h, t.h)
 	}
 	if src, ok := w.r.Source(h); !ok || src != t.name {
 		return fmt.Errorf("%s: handle %v names %q", t.name, h, src)
@@ -179,9 +209,9 @@ func (w *textureWorkload) notes() []string {
 		vacant = fmt.Sprintf(" (%d vacant)", st.Vacant)
 	}
 	released := ""
-	if st.PagesReleased+st.PagesTrimmed > 0 {
-		released = fmt.Sprintf("; %d pages released and %d trimmed (%s given back), %d grown again",
-			st.PagesReleased, st.PagesTrimmed, inspect.FormatBytes(st.BytesReleased), st.PagesGrown)
+	if st.PagesReleased+st.PagesTrimmed+st.TexturesMoved > 0 {
+		released = fmt.Sprintf("; %d textures moved, %d pages released and %d trimmed (%s given back), %d grown again",
+			st.TexturesMoved, st.PagesReleased, st.PagesTrimmed, inspect.FormatBytes(st.BytesReleased), st.PagesGrown)
 	}
 	return []string{
 		fmt.Sprintf("textures: %d registered, %d unregistered; %d pages%s (binding slots 0-%d) in %d buckets, %d layers:",

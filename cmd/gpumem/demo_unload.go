@@ -21,8 +21,11 @@ import (
 // mesh slabs and meshlet arenas shrink (ShrinkBelow demoMeshShrinkBelow
 // and demoMeshletShrinkBelow, after demoShrinkAfter frames in a row below
 // it), the texture registry
-// releases the pages no texture uses any more at each of those frames
-// (bindless.Registry.Shrink: a renderer calls it at a level change), and
+// compacts at each of those frames (bindless.Registry.Compact: a renderer
+// calls it at a level change): the textures left move down into the
+// layers the unloaded ones freed, their handles rewritten, and the pages
+// no texture uses any more are released, the others trimmed to their
+// textures, and
 // the summary says how the bytes the managers hold fell against those the
 // zone data occupies, manager by manager, and from which frame they held
 // at most demoUnloadGoal times it.
@@ -199,7 +202,7 @@ func (u *unloadResult) write(w io.Writer) {
 	n := len(u.frames) - 1
 	fmt.Fprintf(w, "\nzone unload at frame %d: the camera stops, %d of the zones in view unload (%d of %d meshes, batches and textures), nothing streams in;\n"+
 		"  %d frames after, with shrinking on (mesh slabs below %.0f%% full and meshlet arenas below %.0f%% for %d frames shrink;\n"+
-		"  texture pages released when empty, trimmed to their highest layer in use: %s given back):\n",
+		"  textures moved down into freed layers, texture pages released when empty, trimmed to their textures: %s given back):\n",
 		u.at, u.zones, u.items-u.after, u.items, n, 100*demoMeshShrinkBelow, 100*demoMeshletShrinkBelow, demoShrinkAfter, inspect.FormatBytes(u.released))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "manager   \toccupied\treserved\tcapacity\tcapacity/reserved\tcapacity/occupied\tbefore the unload\tat the unload\t≤ 1.15x occupied from\t≤ 1.15x reserved from\t")

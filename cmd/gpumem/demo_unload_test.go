@@ -27,8 +27,10 @@ func unloadRow(t *testing.T, out, manager string) (ratios [4]float64, from [2]st
 // TestDemoUnload runs 60 frames of streaming and 150 of a zone unload on
 // the host: most of what was loaded unloads at frame 61, the mesh slabs
 // and meshlet arenas shrink to within a few percent of what their data
-// occupies (from four times it and more), and everything left reads back
-// intact.
+// occupies (from four times it and more), the texture pages hold at most
+// 1.15 times their textures from the unload's first frame (Compact moves
+// the textures left down and the handles the demo holds follow), and
+// everything left reads back intact.
 func TestDemoUnload(t *testing.T) {
 	out, _ := runDemoTest(t, "-device", "host", "-frames", "60", "-unload", "150", "-seed", "7")
 	for _, want := range []string{"gpumem demo: 60 frames, seed 7, then 150 of a zone unload, on host",
@@ -44,6 +46,11 @@ func TestDemoUnload(t *testing.T) {
 		meshes[3], meshes[1], meshlets[3], meshlets[1], meshlets[0], from[1])
 	if meshes[3] < 3 || meshes[1] > 1.2 || meshlets[3] < 3 || meshlets[1] > 1.2 || meshlets[0] > 1.15 || from[1] == "never" {
 		t.Errorf("the slabs and arenas did not shrink as they should: meshes %v, meshlets %v, %v", meshes, meshlets, from)
+	}
+	textures, tfrom := unloadRow(t, out, "textures")
+	t.Logf("textures: capacity/occupied %.2fx before the unload, %.2fx after (from %s)", textures[2], textures[1], tfrom[0])
+	if m := regexp.MustCompile(`; ([1-9]\d*) textures moved, `).FindString(out); textures[1] > 1.15 || textures[0] > 1.15 || tfrom[0] != "frame 61 (+0)" || m == "" {
+		t.Errorf("the texture pages were not compacted: %v, %v", textures, tfrom)
 	}
 	// The same seed gives the same figures.
 	again, _ := runDemoTest(t, "-device", "host", "-frames", "60", "-unload", "150", "-seed", "7")

@@ -1,0 +1,127 @@
+package bindless
+
+import "fmt"
+
+// Compact gives back the memory that Shrink cannot, by moving textures:
+// the opt-in relocation (issue 19). Shrink never moves a texture, so a
+// page keeps its memory while one texture stays in use at its top, and
+// after a zone unload the freed layers lie below the live ones. Compact
+// moves, bucket by bucket, the registered texture at the highest layer
+// of the highest page into the lowest available layer of the lowest page
+// (the layer a registration would take), every mip and sample (a layer
+// copy on the device), for as long as the lowest available layer lies
+// below the highest registered one. The textures in use then fill the
+// bottom of each bucket: pages whose textures all moved out hold none
+// and the last one in use holds them in its layers 0..h. It then gives
+// back as Shrink does, except that it trims every live page to exactly
+// its layers 0..h, where Shrink trims only pages half empty: the
+// empty pages are released, the trailing ones dropped, the rest trimmed.
+// It returns the number of textures moved and the bytes given back
+// (those Shrink would count).
+//
+// The default textures (White, Black, FlatNormal, on page 0) never move,
+// and a registered texture only ever moves down, into a layer of its own
+// bucket; no page is created or grown.
+//
+// Handles change: moved, when not nil, is called once per texture whose
+// handle changed, with its id, its old handle and its new one, in the
+// order of the moves, after the last move and the trims (when Handle,
+// Locate and Pages already give the new layout; moved may call any
+// method of the registry). The caller rewrites its materials' handles
+// (or whatever table holds them) there and rebuilds its bind groups:
+// Version changes when a texture moved, as it does when pages change.
+// Work submitted before Compact still reads the old layers (device work
+// runs in call order); a frame recorded after it must use the new
+// handles, since an old one names a free layer that the next
+// registration rewrites. Page textures are released as Release does:
+// the device frees them once the GPU has finished the work recorded on
+// them. Stats().TexturesMoved counts the moves.
+//
+// Each move is a copy, then a commit: a copy the device refuses leaves
+// that texture where it was (its id, handle and texels unchanged), and
+// Compact moves no more, gives back what the moves before it emptied,
+// and returns the error with the moves done (reported to moved) and the
+// bytes given back. A trim the device or a budget refuses leaves that
+// page as it was, as in Shrink. Every id maps to a layer holding its
+// texels whatever fails. O(layers) plus the copies; it allocates the
+// list of moves. It fails with ErrReleased, or with the device's error.
+func (r *Registry[K]) Compact(moved func(id K, from, to Handle)) (int, uint64, error) {
+	if r.released {
+		return 0, 0, fmt.Errorf("bindless: Compact: %w", ErrReleased)
+	}
+	var moves []move[K]
+	var err error
+	for i, p := range r.pages {
+		if b := p.b; b.pages[0] == i { // each bucket once, in page order
+			if moves, err = r.compactBucket(b, moves); err != nil {
+				break
+			}
+		}
+	}
+	if len(moves) > 0 {
+		r.version++
+		r.texturesMoved += uint64(len(moves))
+	}
+	freed := r.shrink(true)
+	if moved != nil {
+		for _, m := range moves {
+			moved(m.id, m.from, m.to)
+		}
+	}
+	if err != nil {
+		return len(moves), freed, fmt.Errorf("bindless: Compact: %w", err)
+	}
+	return len(moves), freed, nil
+}
+
+// move is one texture Compact moved.
+type move[K comparable] struct {
+	id       K
+	from, to Handle
+}
+
+// compactBucket moves the registered textures of b from its highest
+// layers into its lowest available ones, while the lowest available
+// layer lies below the highest registered one, and appends the moves to
+// moves. It stops at the first copy the device refuses, with that
+// texture where it was.
+func (r *Registry[K]) compactBucket(b *bucket, moves []move[K]) ([]move[K], error) {
+	// The highest registered layer: a cursor walking down the bucket's
+	// pages. Layers above it are free (moved out) or not registered;
+	// destinations lie below it, so it meets them last.
+	pi := len(b.pages) - 1
+	l := int(r.pages[b.pages[pi]].capacity) - 1
+	for pi >= 0 {
+		gi := b.pages[pi]
+		p := r.pages[gi]
+		if l < 0 {
+			if pi--; pi >= 0 {
+				l = int(r.pages[b.pages[pi]].capacity) - 1
+			}
+			continue
+		}
+		if p.state[l] != layerRegistered {
+			l--
+			continue
+		}
+		from := makeHandle(gi, uint32(l))
+		di, ok := b.avail.first()
+		if !ok {
+			break
+		}
+		if dl, _ := r.pages[di].avail.first(); makeHandle(int(di), dl) > from {
+			break
+		}
+		s := r.take(int(di), takenLayer)
+		if err := r.dev.CopyTextureLayer(p.tex, uint32(l), r.pages[di].tex, s.h.Layer()); err != nil {
+			r.unalloc(s)
+			return moves, fmt.Errorf("move %v (%v) to %v: %w", p.owner[l], from, s.h, err)
+		}
+		id := p.owner[l]
+		r.freeLayer(from)
+		r.own(id, s.h)
+		moves = append(moves, move[K]{id, from, s.h})
+		l--
+	}
+	return moves, nil
+}
