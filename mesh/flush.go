@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"sync"
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
@@ -400,45 +398,9 @@ func (a *Allocator) uploadRuns() error {
 
 // gather writes the arrays of run, adjacent in their slab, into dst (the
 // run's bytes, from the first array's offset), each padded with zeros to
-// the end of its last slot. A run of at least parallelGatherBytes is split
-// by bytes between Options.CopyWorkers goroutines, each gathering whole
-// arrays into its own part of dst; gather returns when all are done.
+// the end of its last slot.
 func (a *Allocator) gather(dst []byte, run []slabUpload) {
-	workers := min(a.set.CopyWorkers, len(dst)/parallelGatherBytes, len(run))
-	if workers <= 1 {
-		gatherPart(dst, run, run[0].off)
-		return
-	}
 	base := run[0].off
-	share := uint64(len(dst)) / uint64(workers)
-	var wg sync.WaitGroup
-	for i := 0; len(run) > 0; i++ {
-		// Arrays up to the one that crosses the next share's start (the
-		// last part takes the rest).
-		j := len(run)
-		if i < workers-1 {
-			limit := uint64(i+1) * share
-			j = sort.Search(len(run), func(k int) bool { return run[k].off-base >= limit })
-			j = max(j, 1)
-		}
-		part := run[:j]
-		run = run[j:]
-		if len(run) == 0 {
-			gatherPart(dst, part, base) // the last part, on this goroutine
-			break
-		}
-		wg.Go(func() { gatherPart(dst, part, base) })
-	}
-	wg.Wait()
-}
-
-// parallelGatherBytes is the least a gather splits between goroutines
-// per worker: below it starting one costs about what it saves.
-const parallelGatherBytes = 1 << 20
-
-// gatherPart writes the arrays of run into dst, which holds the bytes from
-// base on.
-func gatherPart(dst []byte, run []slabUpload, base uint64) {
 	for _, u := range run {
 		at := u.off - base
 		if copied := uint64(copy(dst[at:], u.data)); copied < u.n {

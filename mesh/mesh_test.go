@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -244,8 +243,7 @@ func TestSettings(t *testing.T) {
 	}{
 		{"defaults", mesh.Options{}, nil, func(s mesh.Options) bool {
 			return s.MinSlabBytes == 1<<20 && s.MaxSlabBytes == min(512<<20, maxBuf) &&
-				s.LargeThresholdBytes == min(256<<20, maxBuf) && s.GrowthFactor == 1.5 &&
-				s.CopyWorkers == min(runtime.GOMAXPROCS(0), mesh.DefaultMaxCopyWorkers)
+				s.LargeThresholdBytes == min(256<<20, maxBuf) && s.GrowthFactor == 1.5
 		}},
 		{"growth 1", mesh.Options{GrowthFactor: 1}, mesh.ErrInvalidOptions, nil},
 		{"growth negative", mesh.Options{GrowthFactor: -2}, mesh.ErrInvalidOptions, nil},
@@ -254,7 +252,6 @@ func TestSettings(t *testing.T) {
 		{"few meshes", mesh.Options{MaxMeshesPerSlab: 2}, mesh.ErrInvalidOptions, nil},
 		{"too many meshes", mesh.Options{MaxMeshesPerSlab: arena.MaxAllocsLimit + 1}, mesh.ErrInvalidOptions, nil},
 		{"bad usage", mesh.Options{Usage: device.MapRead}, mesh.ErrInvalidOptions, nil},
-		{"negative copy workers", mesh.Options{CopyWorkers: -1}, mesh.ErrInvalidOptions, nil},
 		{"clamped", mesh.Options{MinSlabBytes: 8 << 30, MaxSlabBytes: 16 << 30, LargeThresholdBytes: 32 << 30}, nil, func(s mesh.Options) bool {
 			return s.MaxSlabBytes == maxBuf && s.MinSlabBytes == maxBuf && s.LargeThresholdBytes == maxBuf
 		}},

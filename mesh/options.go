@@ -3,7 +3,6 @@ package mesh
 import (
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
@@ -19,7 +18,6 @@ const (
 	DefaultLargeThresholdBytes = 256 << 20 // 256 MiB
 	DefaultGrowthFactor        = 1.5
 	DefaultMaxMeshesPerSlab    = 1 << 14
-	DefaultMaxCopyWorkers      = 4 // CopyWorkers' default is GOMAXPROCS up to this
 )
 
 // Options tune an Allocator. The zero value of each field means its
@@ -97,13 +95,6 @@ type Options struct {
 	// debugging aid, off by default and free when off. Arrays in buffers
 	// of their own have no margin.
 	GuardBytes uint32
-	// CopyWorkers is how many goroutines gather a Flush's arrays into
-	// its uploads: a run of adjacent arrays of at least 1 MiB is split
-	// between them, each copying its share. On machines whose one core
-	// copies far below memory speed (the H200's host copies about 9 GB/s
-	// a core) the gather is most of a large Flush's time. 0, the default:
-	// GOMAXPROCS, at most 4; 1 copies on the calling goroutine alone.
-	CopyWorkers int
 }
 
 // resolve fills in defaults and checks s against the device's limits.
@@ -116,12 +107,6 @@ func (s Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if !(s.ShrinkBelow >= 0 && s.ShrinkBelow < 1) || s.ShrinkAfter < 0 {
 		return s, fmt.Errorf("%w: ShrinkBelow %v (want 0 to below 1), ShrinkAfter %d", ErrInvalidOptions, s.ShrinkBelow, s.ShrinkAfter)
-	}
-	if s.CopyWorkers < 0 {
-		return s, fmt.Errorf("%w: CopyWorkers %d, want 0 (the default) or more", ErrInvalidOptions, s.CopyWorkers)
-	}
-	if s.CopyWorkers == 0 {
-		s.CopyWorkers = min(runtime.GOMAXPROCS(0), DefaultMaxCopyWorkers)
 	}
 	if s.MinSlabBytes == 0 {
 		s.MinSlabBytes = DefaultMinSlabBytes
