@@ -3,18 +3,19 @@ package bindless
 import "fmt"
 
 // Compact gives back the memory that Shrink cannot, by moving textures:
-// the opt-in relocation (issue 19). Shrink never moves a texture, so a
-// page keeps its memory while one texture stays in use at its top, and
-// after a zone unload the freed layers lie below the live ones. Compact
+// the opt-in relocation. Shrink never moves a texture, so a page keeps
+// its memory while one texture stays in use at its top, and after a
+// zone unload the freed layers lie below the live ones. Compact
 // moves, bucket by bucket, the registered texture at the highest layer
 // of the highest page into the lowest available layer of the lowest page
 // (the layer a registration would take), every mip and sample (a layer
 // copy on the device), for as long as the lowest available layer lies
 // below the highest registered one. The textures in use then fill the
-// bottom of each bucket: pages whose textures all moved out hold none
-// and the last one in use holds them in its layers 0..h. It then gives
-// back as Shrink does, except that it trims every live page to exactly
-// its layers 0..h, where Shrink trims only pages half empty: the
+// bottom of each bucket's live pages (a vacant page stays vacant and a
+// trimmed one is not grown): pages whose textures all moved out hold
+// none and the last one in use holds them in its layers 0..h. It then
+// gives back as Shrink does, except that it trims every live page to
+// exactly its layers 0..h, where Shrink trims only pages half empty: the
 // empty pages are released, the trailing ones dropped, the rest trimmed.
 // It returns the number of textures moved and the bytes given back
 // (those Shrink would count).
@@ -39,10 +40,11 @@ import "fmt"
 //
 // Each move is a copy, then a commit: a copy the device refuses leaves
 // that texture where it was (its id, handle and texels unchanged), and
-// Compact moves no more, gives back what the moves before it emptied,
-// and returns the error with the moves done (reported to moved) and the
-// bytes given back. A trim the device or a budget refuses leaves that
-// page as it was, as in Shrink. Every id maps to a layer holding its
+// Compact moves no more, still gives back as above (the pages the moves
+// before it emptied released, every live page trimmed to its layers in
+// use), and returns the error with the moves done (reported to moved)
+// and the bytes given back. A trim the device or a budget refuses leaves
+// that page as it was, as in Shrink. Every id maps to a layer holding its
 // texels whatever fails. O(layers) plus the copies; it allocates the
 // list of moves. It fails with ErrReleased, or with the device's error.
 func (r *Registry[K]) Compact(moved func(id K, from, to Handle)) (int, uint64, error) {

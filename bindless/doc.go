@@ -103,7 +103,8 @@
 //     page 0 (the defaults') never is.
 //   - A failed call changes nothing the caller can see: no handle, no page,
 //     no version. (Compact, whose moves commit one by one, keeps the moves
-//     made before a failure, reported to its callback.)
+//     made before a failure, reported to its callback, and still releases
+//     and trims pages as it does without one.)
 //
 // # Caveats
 //
