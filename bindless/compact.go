@@ -27,8 +27,9 @@ import "fmt"
 // Handles change: moved, when not nil, is called once per texture whose
 // handle changed, with its id, its old handle and its new one, in the
 // order of the moves, after the last move and the trims (when Handle,
-// Locate and Pages already give the new layout; moved may call any
-// method of the registry). The caller rewrites its materials' handles
+// Locate and Pages already give the new layout; moved may read the
+// registry, but a Register, Unregister or Compact from it would make the
+// reports after it stale). The caller rewrites its materials' handles
 // (or whatever table holds them) there and rebuilds its bind groups:
 // Version changes when a texture moved, as it does when pages change.
 // Work submitted before Compact still reads the old layers (device work
