@@ -36,10 +36,7 @@ import (
 //
 //  3. Upload every staged array, placed now or before (a modification
 //     of the same size is rewritten in place), and mark its mesh
-//     resident. Slabs left empty are released. A layout's new places
-//     are uploaded as soon as its group is placed, so the GPU copies
-//     them while the CPU places the next group; rewrites in place come
-//     after every place is made.
+//     resident. Slabs left empty are released.
 //
 // A failure at any step (the device refuses a buffer) gives back every
 // place this call made, so the staged meshes stay staged and not resident,
@@ -144,24 +141,30 @@ func (a *Allocator) flush() error {
 			g.pieces = append(g.pieces, pc)
 		}
 	}
-	// Each group's arrays are uploaded as soon as the group is placed,
-	// so that the GPU copies them (through a belt, whose chunks are
-	// submitted as they fill) while the CPU places the next group: a
-	// group's slabs are its layout's alone, so placing another group
-	// never moves them. A later failure gives those places back; what
-	// was written there is then free space.
 	for i := range a.ngroups {
 		if err := a.placeGroup(&a.groups[i]); err != nil {
 			return err
 		}
-		if err := a.uploadRuns(); err != nil {
-			return err
-		}
 	}
-	// Then the rest: rewrites in place, and arrays in buffers of their
-	// own, uploaded at once, after every place is made, so that a
-	// failure leaves a resident mesh's data as it was. Each array is
-	// queued for upload once a Flush.
+	// The uploads: the arrays placed in slabs now were queued as they
+	// were placed (claim), in that order (mostly by slab and offset
+	// already, which makes the sort in uploadRuns needless), with the
+	// offsets the arena gave them; a compaction on the way (a Reserve,
+	// or an allocation that made room) may have moved those of its slab,
+	// which onMove marked: their offsets are read again now. Then the rest: rewrites in place, and arrays in
+	// buffers of their own, uploaded at once. Each array is in exactly
+	// one of the two lists.
+	for i := range a.runs.ups {
+		u := &a.runs.ups[i]
+		if u.slab.movedAt != a.placeEpoch {
+			continue // nothing in its slab moved since it was placed
+		}
+		off, err := u.slab.ar.Offset(u.h)
+		if err != nil {
+			return fmt.Errorf("mesh: upload %v: %w", u.slab.layout, err)
+		}
+		u.off = uint64(off) * uint64(u.slab.slotBytes)
+	}
 	for _, pc := range a.rewrites {
 		if err := a.queueUpload(pc.idx, pc.kind); err != nil {
 			return err
@@ -270,7 +273,6 @@ type slabUpload struct {
 // runs is the per-Flush scratch of coalesced uploads.
 type runs struct {
 	ups    []slabUpload // in the order added
-	done   int          // ups[:done] are uploaded
 	keys   []upKey      // ups by slab and offset
 	sorted []slabUpload
 	buf    []byte // one run's bytes
@@ -287,49 +289,46 @@ type upKey struct {
 func (r *runs) reset() {
 	clear(r.ups)
 	clear(r.sorted)
-	r.ups, r.sorted, r.done = r.ups[:0], r.sorted[:0], 0
+	r.ups, r.sorted = r.ups[:0], r.sorted[:0]
 }
 
-// sortedUps returns the uploads not yet uploaded (ups[done:]) sorted by
-// slab (creation order) and offset. Uploads in that order already (a
-// frame placed in one reserved region of each slab) are returned as they
-// are, after one pass; otherwise it sorts 16-byte keys rather than the
-// uploads themselves.
+// sortedUps returns the uploads sorted by slab (creation order) and
+// offset. Uploads in that order already (a frame placed in one reserved
+// region of each slab) are returned as they are, after one pass;
+// otherwise it sorts 16-byte keys rather than the uploads themselves.
 func (r *runs) sortedUps() []slabUpload {
-	ups := r.ups[r.done:]
 	if r.inOrder() {
-		return ups
+		return r.ups
 	}
 	r.keys = r.keys[:0]
-	for i, u := range ups {
+	for i, u := range r.ups {
 		if u.slab.seq >= 1<<20 || u.off >= 1<<44 {
 			// Beyond the packed key: sort the uploads themselves.
-			slices.SortFunc(ups, func(x, y slabUpload) int {
+			slices.SortFunc(r.ups, func(x, y slabUpload) int {
 				return cmp.Or(cmp.Compare(x.slab.seq, y.slab.seq), cmp.Compare(x.off, y.off))
 			})
-			return ups
+			return r.ups
 		}
 		r.keys = append(r.keys, upKey{u.slab.seq<<44 | u.off, uint32(i)})
 	}
 	slices.SortFunc(r.keys, func(x, y upKey) int { return cmp.Compare(x.key, y.key) })
 	r.sorted = r.sorted[:0]
 	for _, k := range r.keys {
-		r.sorted = append(r.sorted, ups[k.i])
+		r.sorted = append(r.sorted, r.ups[k.i])
 	}
 	return r.sorted
 }
 
-// inOrder reports whether ups[done:] hold each slab's uploads in one
-// block, by increasing offset: all uploadRuns needs (the order of the
-// blocks, the order the slabs were placed in, is as deterministic as
-// seq's). It marks each slab whose block it has seen with this call's
-// epoch.
+// inOrder reports whether r.ups hold each slab's uploads in one block,
+// by increasing offset: all uploadRuns needs (the order of the blocks,
+// the order the slabs were placed in, is as deterministic as seq's). It
+// marks each slab whose block it has seen with this call's epoch.
 func (r *runs) inOrder() bool {
 	r.epoch++
 	var last *slab
 	var end uint64
-	for i := range r.ups[r.done:] {
-		u := &r.ups[r.done+i]
+	for i := range r.ups {
+		u := &r.ups[i]
 		if u.slab != last {
 			if u.slab.upEpoch == r.epoch {
 				return false // a second block of the slab
@@ -344,29 +343,11 @@ func (r *runs) inOrder() bool {
 	return true
 }
 
-// uploadRuns writes the uploads queued since its last call, sorted by
-// slab and offset, one write per run of adjacent arrays in a slab. An
-// array alone is written as upload writes it, without a copy. The arrays
-// placed in slabs were queued as they were placed (claim), mostly by slab
-// and offset already (which makes the sort needless), with the offsets
-// the arena gave them; a compaction on the way (a Reserve, or an
-// allocation that made room) may have moved those of its slab, which
-// onMove marked: their offsets are read again first. It allocates only to
-// grow its scratch.
+// uploadRuns writes a.runs.ups, sorted by slab and offset, one write per
+// run of adjacent arrays in a slab. An array alone is written as upload
+// writes it, without a copy. It allocates only to grow its scratch.
 func (a *Allocator) uploadRuns() error {
-	for i := range a.runs.ups[a.runs.done:] {
-		u := &a.runs.ups[a.runs.done+i]
-		if u.slab.movedAt != a.placeEpoch {
-			continue // nothing in its slab moved since it was placed
-		}
-		off, err := u.slab.ar.Offset(u.h)
-		if err != nil {
-			return fmt.Errorf("mesh: upload %v: %w", u.slab.layout, err)
-		}
-		u.off = uint64(off) * uint64(u.slab.slotBytes)
-	}
 	ups := a.runs.sortedUps()
-	a.runs.done = len(a.runs.ups)
 	belt := a.set.Belt
 	maxRun := uint64(maxRunBytes)
 	if belt != nil {
