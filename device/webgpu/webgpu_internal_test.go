@@ -22,19 +22,23 @@ import (
 // destinations off 16-byte alignment), through both paths and compares
 // every byte with the moves done one by one in Go.
 func TestMoveChains(t *testing.T) {
+	small := device.Limits{MaxStorageBufferBindingSize: 64 << 10}
 	for _, c := range []struct {
 		name string
 		opts Options
+		size uint64
 	}{
-		{"compute", Options{Moves: MoveCompute}},
-		{"copy", Options{Moves: MoveCopy}},
-		// Small bindings: windows, and passes cut by the scratch size.
-		{"compute/windows", Options{Moves: MoveCompute, Limits: device.Limits{MaxStorageBufferBindingSize: 64 << 10}}},
+		{"compute", Options{Moves: MoveCompute}, 256 << 10},
+		{"copy", Options{Moves: MoveCopy}, 256 << 10},
+		// Small bindings: windows, and passes cut by the scratch size;
+		// a size no multiple of the offset alignment has a tail window.
+		{"compute/windows", Options{Moves: MoveCompute, Limits: small}, 256 << 10},
+		{"compute/windows/tail", Options{Moves: MoveCompute, Limits: small}, 256<<10 + 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := newTestDevice(t, c.opts)
 			r := rand.New(rand.NewPCG(3, 4))
-			const size = 256 << 10
+			size := c.size
 			b, err := d.CreateBuffer(device.BufferDesc{Label: "chains", Size: size, Usage: device.CopySrc | device.CopyDst})
 			if err != nil {
 				t.Fatal(err)
