@@ -31,6 +31,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/fenced"
+	"github.com/gpumem/gpumem/staging"
 )
 
 // Slice is a range of a device buffer handed out for one frame.
@@ -61,6 +62,18 @@ type BufferOptions struct {
 	// Alignment of every offset, a power of two; 0 or anything below the
 	// device's UniformOffsetAlignment means that alignment.
 	Alignment uint32
+	// Belt, if set, carries Write's bytes: written into the belt's mapped
+	// staging chunks and copied on the GPU, instead of a queue write. On
+	// WebGPU a large queue write copies the bytes into a staging buffer
+	// the backend makes for it; the belt reuses mapped chunks. Sharing the
+	// mesh allocator's belt also keeps a frame's writes from splitting its
+	// recorded uploads into two submits (a queue write submits what is
+	// recorded first). The belt must be on the ring's device, and the
+	// caller ends every frame on it too (staging.Belt.EndFrame with the
+	// frame's fence). The copies are recorded work: a renderer submitting
+	// its own command buffers calls the device's Submit first, as for any
+	// recorded gpumem work.
+	Belt *staging.Belt
 }
 
 // BufferStats is a snapshot of a Buffer's counters.
@@ -283,9 +296,10 @@ func (b *Buffer) reclaim() error {
 	return nil
 }
 
-// Write allocates len(data) bytes as Allocate does and writes data there. The
-// length is a multiple of 4 (ErrInvalidSize); the ring's usage has
-// CopyDst.
+// Write allocates len(data) bytes as Allocate does and writes data there
+// (through BufferOptions.Belt when set, else a queue write). The length is
+// a multiple of 4 (ErrInvalidSize); the ring's usage has CopyDst. A write
+// the device refuses leaves the bytes allocated for the open frame.
 func (b *Buffer) Write(data []byte) (Slice, error) {
 	if len(data)%device.CopyAlignment != 0 {
 		return Slice{}, fmt.Errorf("ring: Write of %d bytes, not a multiple of 4: %w", len(data), ErrInvalidSize)
@@ -294,7 +308,12 @@ func (b *Buffer) Write(data []byte) (Slice, error) {
 	if err != nil {
 		return Slice{}, err
 	}
-	if err := b.dev.WriteBuffer(s.Buffer, s.Offset, data); err != nil {
+	if belt := b.opts.Belt; belt != nil {
+		err = belt.Upload(s.Buffer, s.Offset, data)
+	} else {
+		err = b.dev.WriteBuffer(s.Buffer, s.Offset, data)
+	}
+	if err != nil {
 		return Slice{}, fmt.Errorf("ring: Write: %w", err)
 	}
 	return s, nil

@@ -91,8 +91,9 @@ staged past it wait for the next frames' Flushes, so the first frames'
 burst of loading spreads over frames. A mesh no Flush has taken yet is
 left out of the spot checks (it is not resident, or holds its old data),
 and after the last frame the demo flushes until none is staged, so the
-final check reads every mesh back. -belt uploads the meshes through a
-staging belt (mesh.Options.Belt) ended with each frame's fence.
+final check reads every mesh back. -belt uploads the meshes and the
+constants through one staging belt (mesh.Options.Belt,
+ring.BufferOptions.Belt) ended with each frame's fence.
 
 -cpuprofile FILE writes a CPU profile of the run; the samples taken in a
 manager's calls carry the label gpumem=<manager>, the demo's own
@@ -187,7 +188,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		cfg.flushBytes = n
 		return err
 	})
-	fs.BoolVar(&cfg.belt, "belt", false, "upload meshes through a staging belt (mesh.Options.Belt) instead of queue writes")
+	fs.BoolVar(&cfg.belt, "belt", false, "upload meshes and constants through a staging belt (mesh.Options.Belt, ring.BufferOptions.Belt) instead of queue writes")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (the frames and the final check) to `FILE`, for go tool pprof")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
@@ -784,7 +785,7 @@ func newWorkloads(dev device.Device, scale int, sw *stopwatch, o *workloadOption
 		func() (workload, error) { return newMeshWorkload(dev, scale, rb, o) },
 		func() (workload, error) { return newMeshletWorkload(dev, scale, rb, o) },
 		func() (workload, error) { return newTextureWorkload(dev, scale, o) },
-		func() (workload, error) { return newConstantsWorkload(gpu, scale, rb) },
+		func() (workload, error) { return newConstantsWorkload(gpu, scale, rb, o.sharedBelt) },
 		func() (workload, error) { return newScratchWorkload(gpu, rb) },
 	} {
 		w, err := mk()

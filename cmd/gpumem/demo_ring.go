@@ -9,6 +9,7 @@ import (
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/ring"
+	"github.com/gpumem/gpumem/staging"
 )
 
 // The constants workload writes each frame's constants through a ring
@@ -146,12 +147,15 @@ type constantsWorkload struct {
 	r       *ring.Buffer
 	scale   int
 	zoneObj [demoZones]int // objects per zone: per-draw data
+	belt    bool           // writes go through the meshes' staging belt
 }
 
-func newConstantsWorkload(dev *lagged, scale int, rb *readbackWorkload) (*constantsWorkload, error) {
-	w := &constantsWorkload{frameLog: frameLog{dev: dev, rb: rb}, scale: scale}
+// With -belt the ring writes through the mesh allocator's staging belt
+// (ring.BufferOptions.Belt), which the mesh workload ends each frame.
+func newConstantsWorkload(dev *lagged, scale int, rb *readbackWorkload, belt *staging.Belt) (*constantsWorkload, error) {
+	w := &constantsWorkload{frameLog: frameLog{dev: dev, rb: rb}, scale: scale, belt: belt != nil}
 	r, err := ring.NewBuffer(w.dev, ring.BufferOptions{Label: "ring/constants", SizeBytes: ringStartSize, Grow: true,
-		Usage: device.Uniform | device.CopyDst | device.CopySrc})
+		Usage: device.Uniform | device.CopyDst | device.CopySrc, Belt: belt})
 	if err != nil {
 		return nil, err
 	}
@@ -216,9 +220,13 @@ func (w *constantsWorkload) endFrame(f *frameState, fence uint64) error {
 func (w *constantsWorkload) notes() []string {
 	st := w.r.Stats()
 	done, _ := w.dev.Completed()
+	via := ""
+	if w.belt {
+		via = "; written through the meshes' staging belt"
+	}
 	return []string{
 		fmt.Sprintf("ring: %d frames ended with their fence; fence %d of %d completed (the GPU %d frames behind);",
 			st.Frames, done, w.dev.last, ringLag),
-		fmt.Sprintf("  %d frames in flight hold %s; %d growths, %d refusals", st.FramesInFlight, inspect.FormatBytes(st.InFlightBytes), st.Growths, st.Full),
+		fmt.Sprintf("  %d frames in flight hold %s; %d growths, %d refusals%s", st.FramesInFlight, inspect.FormatBytes(st.InFlightBytes), st.Growths, st.Full, via),
 	}
 }

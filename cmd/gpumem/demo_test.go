@@ -277,11 +277,12 @@ func TestDemoManagerTimes(t *testing.T) {
 	}
 }
 
-// TestDemoBelt runs the meshes through a staging belt: its uploads are
-// the Flushes', its time a row of its own, every byte intact.
+// TestDemoBelt runs the meshes and the constants through a staging belt:
+// its uploads are the Flushes' and the ring's writes, its time a row of
+// its own, every byte intact.
 func TestDemoBelt(t *testing.T) {
 	out, _ := runDemoTest(t, "-device", "host", "-frames", "20", "-belt")
-	for _, want := range []string{"through a staging belt: ", "  staging ", "every byte intact"} {
+	for _, want := range []string{"through a staging belt: ", "written through the meshes' staging belt", "  staging ", "every byte intact"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

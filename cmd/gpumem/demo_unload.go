@@ -12,6 +12,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
+	"github.com/gpumem/gpumem/staging"
 )
 
 // Giving memory back. With -unload N the demo ends with a zone unload:
@@ -53,9 +54,11 @@ type workloadOptions struct {
 	dev    device.Device
 	shrink bool
 	// flushBytes bounds a mesh Flush (-flush-bytes); belt gives the mesh
-	// allocator a staging belt (-belt).
+	// allocator a staging belt (-belt), which the mesh workload makes and
+	// puts in sharedBelt for the constants ring to write through too.
 	flushBytes uint64
 	belt       bool
+	sharedBelt *staging.Belt
 	budget     *budget.Budget
 	// accounts are the budget's, by name; err is the first error making
 	// one (a bug: names are the demo's own).
