@@ -93,7 +93,10 @@ left out of the spot checks (it is not resident, or holds its old data),
 and after the last frame the demo flushes until none is staged, so the
 final check reads every mesh back. -belt uploads the meshes and the
 constants through one staging belt (mesh.Options.Belt,
-ring.BufferOptions.Belt) ended with each frame's fence.
+ring.BufferOptions.Belt) ended with each frame's fence: on a discrete
+GPU much faster than queue writes (on an H200 at -scale 300, gpumem's
+median time per frame 1.28 ms with queue writes, 0.74 ms with -belt);
+on the host device slower.
 
 -cpuprofile FILE writes a CPU profile of the run; the samples taken in a
 manager's calls carry the label gpumem=<manager>, the demo's own
