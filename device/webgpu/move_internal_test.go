@@ -217,16 +217,8 @@ func TestMoveTablesWindows(t *testing.T) {
 		byDst := slices.Clone(p.moves)
 		slices.SortFunc(byDst, func(a, b device.Move) int { return int(int64(a.Dst) - int64(b.Dst)) })
 		phases, _ := mt.build(&p, half, 256, 1<<20)
-		var copied, want uint64
-		for i := range p.numPasses() {
-			ms, direct, _, _ := p.pass(i)
-			for j, m := range ms {
-				want += m.Size
-				if !direct[j] {
-					want += m.Size
-				}
-			}
-		}
+		var copied uint64
+		want := copyBytes(&p)
 		for _, ph := range phases {
 			for _, g := range ph.used() {
 				su, du := uint64(4), uint64(4)

@@ -278,17 +278,7 @@ func TestMoveTables(t *testing.T) {
 			if off != uint64(len(be)) {
 				t.Fatalf("%d moves: table of %d bytes, its segments end at %d", n, len(be), off)
 			}
-			want := uint64(0) // each byte gathered then scattered, or moved directly
-			for i := range p.numPasses() {
-				moves, direct, _, _ := p.pass(i)
-				for j, m := range moves {
-					want += m.Size
-					if !direct[j] {
-						want += m.Size
-					}
-				}
-			}
-			if bytesCopied != want {
+			if want := copyBytes(&p); bytesCopied != want {
 				t.Fatalf("%d moves: entries copy %d bytes, want %d", n, bytesCopied, want)
 			}
 		}
@@ -466,4 +456,21 @@ func FuzzPlan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// copyBytes returns the bytes the move tables of p's passes must copy:
+// each moved byte once when it moves directly, twice when it is gathered
+// into scratch and scattered from there.
+func copyBytes(p *planner) uint64 {
+	var n uint64
+	for i := range p.numPasses() {
+		moves, direct, _, _ := p.pass(i)
+		for j, m := range moves {
+			n += m.Size
+			if !direct[j] {
+				n += m.Size
+			}
+		}
+	}
+	return n
 }
