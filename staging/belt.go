@@ -180,9 +180,7 @@ func (b *Belt) copyOut(dst device.Buffer, dstOffset, k uint64) error {
 
 // nextChunk makes cur an empty chunk the GPU does not use. The chunk it
 // leaves, if it holds uploads, is submitted with everything recorded
-// before it, so that the GPU copies it out while the next one fills: a
-// large upload costs the CPU's writing or the GPU's copying, whichever is
-// longer, not their sum.
+// before it, so that the GPU can copy it out while the next one fills.
 func (b *Belt) nextChunk() error {
 	if b.cur != nil {
 		b.recycled.Fill(b.cur, b.used)
