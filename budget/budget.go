@@ -107,13 +107,16 @@ func New(dev device.Device, opts Options) (*Budget, error) {
 		return nil, fmt.Errorf("budget: New with a limit of 0 bytes: %w", ErrInvalidOptions)
 	}
 	if opts.PressureBytes == 0 {
-		opts.PressureBytes = opts.Bytes / 10 * 9
+		opts.PressureBytes = nineTenths(opts.Bytes)
 	}
 	if opts.PressureBytes > opts.Bytes {
 		return nil, fmt.Errorf("budget: New: pressure level %d above the limit %d: %w", opts.PressureBytes, opts.Bytes, ErrInvalidOptions)
 	}
 	return &Budget{dev: dev, opts: opts}, nil
 }
+
+// nineTenths returns floor(n*9/10), exactly and without overflow for any n.
+func nineTenths(n uint64) uint64 { return n/10*9 + n%10*9/10 }
 
 // Account returns a new account named name: a device.Device that charges
 // the buffers and textures it creates to name. Names are unique and not

@@ -3,6 +3,7 @@ package budget_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -250,6 +251,21 @@ func TestReclaim(t *testing.T) {
 	buf2.Release()
 	if u := b.Usage(); u.Bytes != 0 {
 		t.Fatalf("usage after releasing everything: %+v", u)
+	}
+}
+
+// TestDefaultPressure: a zero PressureBytes is nine tenths of the limit,
+// rounded down, for any limit.
+func TestDefaultPressure(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	for _, tt := range []struct{ limit, want uint64 }{
+		{1, 0}, {10, 9}, {16, 14}, {1_000_003, 900_002},
+		{math.MaxUint64, 16_602_069_666_338_596_453},
+	} {
+		b := newBudget(t, dev, budget.Options{Bytes: tt.limit})
+		if got := b.Usage().Pressure; got != tt.want {
+			t.Errorf("limit %d: pressure level %d, want %d", tt.limit, got, tt.want)
+		}
 	}
 }
 
