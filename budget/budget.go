@@ -80,7 +80,8 @@ func (u *Usage) Check() error {
 
 // Reclaimer gives memory back: it releases buffers or textures its
 // manager can spare, need bytes' worth if it can (more or less is fine),
-// through the account whose reclaimer it is.
+// through the account whose reclaimer it is. A panic in it reaches the
+// caller of the request that asked; the budget stays usable.
 type Reclaimer func(need uint64)
 
 // Budget is a byte limit over the accounts of one device. Create one with
@@ -152,21 +153,7 @@ func (b *Budget) Usage() Usage {
 // accounts if it must, and charges them. It fails with ErrOverBudget.
 func (b *Budget) reserve(a *Account, n uint64, what string) error {
 	if n > b.opts.Bytes-b.bytes && !b.reclaiming {
-		b.reclaiming = true
-		b.reclaims++
-		before := b.bytes
-		for _, o := range b.accounts {
-			if n <= b.opts.Bytes-b.bytes {
-				break
-			}
-			if o != a && o.reclaim != nil {
-				o.reclaim(n - (b.opts.Bytes - b.bytes))
-			}
-		}
-		if b.bytes < before {
-			b.reclaimed += before - b.bytes
-		}
-		b.reclaiming = false
+		b.reclaim(a, n)
 	}
 	if n > b.opts.Bytes-b.bytes {
 		b.refusals++
@@ -182,6 +169,29 @@ func (b *Budget) reserve(a *Account, n uint64, what string) error {
 		}
 	}
 	return nil
+}
+
+// reclaim asks the accounts other than a, in order, for memory until n
+// bytes fit. b.reclaiming is true while the reclaimers run and false again
+// however they return, a panic included (see "Over the limit" in doc.go).
+func (b *Budget) reclaim(a *Account, n uint64) {
+	b.reclaiming = true
+	b.reclaims++
+	before := b.bytes
+	defer func() {
+		if b.bytes < before {
+			b.reclaimed += before - b.bytes
+		}
+		b.reclaiming = false
+	}()
+	for _, o := range b.accounts {
+		if n <= b.opts.Bytes-b.bytes {
+			break
+		}
+		if o != a && o.reclaim != nil {
+			o.reclaim(n - (b.opts.Bytes - b.bytes))
+		}
+	}
 }
 
 // credit gives n bytes back.

@@ -254,6 +254,45 @@ func TestReclaim(t *testing.T) {
 	}
 }
 
+// TestReclaimerPanics: a reclaimer's panic reaches the caller of the
+// request, which creates nothing, and the budget stays usable: the next
+// request over the limit asks the reclaimers again.
+func TestReclaimerPanics(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	b := newBudget(t, dev, budget.Options{Bytes: 1 << 20})
+	cache, req := account(t, b, "cache"), account(t, b, "requester")
+	held, err := cache.CreateBuffer(device.BufferDesc{Size: 768 << 10, Usage: device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	cache.SetReclaimer(func(uint64) {
+		if calls++; calls == 1 {
+			panic("reclaimer failed")
+		}
+		held.Release()
+	})
+	create := func() (buf device.Buffer, panicked any, err error) {
+		defer func() { panicked = recover() }()
+		buf, err = req.CreateBuffer(device.BufferDesc{Size: 512 << 10, Usage: device.CopyDst})
+		return buf, nil, err
+	}
+	if _, p, _ := create(); p != "reclaimer failed" {
+		t.Fatalf("first request: recovered %v, want the reclaimer's panic", p)
+	}
+	if u := b.Usage(); u.Bytes != 768<<10 || u.Accounts[1].Buffers != 0 {
+		t.Fatalf("usage after the panic: %+v", u)
+	}
+	buf, p, err := create()
+	if p != nil || err != nil || calls != 2 {
+		t.Fatalf("second request: %v, panic %v, reclaimer called %d times; want it asked again", err, p, calls)
+	}
+	if u := b.Usage(); u.Bytes != 512<<10 || u.Reclaims != 2 || u.Reclaimed != 768<<10 {
+		t.Fatalf("usage %+v", u)
+	}
+	buf.Release()
+}
+
 // TestDefaultPressure: a zero PressureBytes is nine tenths of the limit,
 // rounded down, for any limit.
 func TestDefaultPressure(t *testing.T) {

@@ -46,6 +46,12 @@
 // smaller buffer before it releases the larger) are checked against the
 // limit but never start another round of reclaiming.
 //
+// A reclaimer that panics ends the round: the panic propagates to the
+// caller of the creation that asked, which creates nothing, after the
+// budget's state is restored. What the reclaimers released before the
+// panic stays credited, and the budget stays usable: the next request
+// over the limit asks the reclaimers again.
+//
 // # Pressure
 //
 // Options.OnPressure is called when usage rises to Options.PressureBytes
