@@ -87,8 +87,11 @@ type Buffer interface {
 	Desc() BufferDesc
 	// Size returns the buffer's size in bytes: Desc().Size.
 	Size() uint64
-	// Release frees the buffer once the GPU has finished the work already
-	// recorded that uses it. It is idempotent; later use of the buffer
-	// returns ErrReleased. It never fails, even on a lost device.
+	// Release ends gpumem's use of the buffer: later use through the
+	// device returns ErrReleased. Its memory is freed once a fence marked
+	// after the call (Device.Fence) has completed, so that work recorded
+	// before it, by gpumem or by a renderer sharing the device, may still
+	// name it until the frame that released it ends. It is idempotent and
+	// never fails, even on a lost device.
 	Release()
 }

@@ -134,8 +134,9 @@ type Device interface {
 	Submit() error
 
 	// Wait submits what is recorded and blocks until everything submitted
-	// has finished on the GPU. After it returns nil, every object released
-	// before the call has been freed, and Completed reports the last fence.
+	// has finished on the GPU. After it returns nil, Completed reports the
+	// last fence, and every object released before that fence was marked
+	// has been freed (see Buffer.Release).
 	Wait() error
 
 	// Fence submits the work recorded so far, as Submit does, and returns

@@ -170,8 +170,8 @@ func (d TextureDesc) Bytes() uint64 {
 type Texture interface {
 	// Desc returns the normalized descriptor the texture was created with.
 	Desc() TextureDesc
-	// Release frees the texture once the GPU has finished the work already
-	// recorded that uses it. It is idempotent; later use of the texture
-	// returns ErrReleased. It never fails, even on a lost device.
+	// Release ends gpumem's use of the texture as Buffer.Release does a
+	// buffer's: its memory is freed once a fence marked after the call
+	// has completed.
 	Release()
 }

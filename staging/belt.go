@@ -9,7 +9,7 @@ package staging
 // Upload takes bytes from cur; when cur is full it moves to filled and
 // the next chunk comes from free (after polling the device for completed
 // fences), or is made (below MaxChunks), or, with MaxChunks alive, the
-// belt fences its open frame, waits for the GPU and takes a chunk then.
+// belt waits for the GPU, after which every chunk is free.
 // EndFrame moves the open frame's chunks in flight under its fence.
 
 import (
@@ -196,19 +196,14 @@ func (b *Belt) nextChunk() error {
 		return err
 	}
 	if _, _, free := b.recycled.Len(); free == 0 && b.chunks >= b.opts.MaxChunks {
-		// Every chunk is in use: fence the open frame's, wait, reuse.
-		f, err := b.dev.Fence()
-		if err != nil {
-			return err
-		}
-		b.retire(f)
+		// Every chunk is in use: wait for the GPU, then all are free. No
+		// fence: the program's fences end its frames (a fence marked
+		// here would let the device free what the frame released).
 		if err := b.dev.Wait(); err != nil {
 			return err
 		}
 		b.stats.Waits++
-		if err := b.reclaim(); err != nil {
-			return err
-		}
+		b.recycled.Drain()
 	}
 	// Oldest completed first: its mapping is the likeliest to resolve
 	// without waiting.

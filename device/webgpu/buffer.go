@@ -47,7 +47,7 @@ func (b *Buffer) release() {
 	d := b.dev
 	delete(d.buffers, b)
 	if !d.released {
-		d.graveBuffers = append(d.graveBuffers, b.buf)
+		d.kill(b.buf, nil)
 	}
 	b.buf, b.mapped = nil, nil
 }

@@ -49,12 +49,17 @@
 //     groups and vertex bindings that named the old one. Moved data: sweeps
 //     and compactions change offsets (arena OnMove, mesh Moved, meshlet
 //     OnMove): rebuild the draw data that holds them.
-//   - Old buffers: a buffer gpumem released stays alive until the queue has
-//     finished the work submitted before its release, so a command buffer
-//     submitted after Submit may still use the old buffer for that frame.
-//     gpumem destroys it at a Wait, or at a Submit or Completed that
-//     finds the queue idle. Fence and Completed say which frames the GPU has
-//     finished (ring uses them never to reuse memory a frame may still read).
+//   - Old buffers and textures: what gpumem releases (growth's old
+//     buffer, a removed mesh's own buffer, a bindless page Shrink or
+//     Compact gave back, a pool buffer evicted) stays alive, contents
+//     intact, until a fence marked after its release has completed. The
+//     renderer's passes for the frame in which something was released may
+//     still name it, even when submitted after gpumem's Submit, as long as
+//     the frame ends with d.Fence() after them. gpumem's managers never
+//     mark a fence themselves, so only the program ends a frame. A program that never calls Fence keeps what it
+//     released until the device's Release. Fence and Completed say which
+//     frames the GPU has finished (ring uses them never to reuse memory a
+//     frame may still read).
 //
 // gpumem records into an encoder of its own and submits it itself; it does
 // not record into the renderer's encoder. A frame thus costs one submit of

@@ -46,16 +46,10 @@ func (d *Device) Completed() (uint64, error) {
 	if d.fences.done == d.fences.last {
 		return d.fences.done, nil
 	}
-	if d.pollQueue() {
-		d.fences.done = d.fences.last
-		d.bury()
-	}
-	done, failed := d.fences.signalled()
-	if failed {
+	if d.poll() {
 		d.lost = true
 		return 0, fmt.Errorf("webgpu: queue work failed: %w", device.ErrDeviceLost)
 	}
-	d.fences.done = max(d.fences.done, min(done, d.fences.last))
 	if err := d.fences.rejected(); err != nil {
 		return 0, err
 	}

@@ -11,7 +11,9 @@ import (
 // passes, so it needs the binding's objects. Work it records on them must
 // come after the work gpumem has recorded: call Submit first, then submit
 // to Queue. The objects stay owned by gpumem: do not release or destroy
-// them; they are valid until the gpumem object's Release.
+// them. They stay valid after the gpumem object's Release until a fence
+// marked after that Release has completed (see the package doc), so the
+// frame that saw them may still submit work that names them.
 
 // Raw returns the binding's device and queue.
 func (d *Device) Raw() (*wgpu.Device, *wgpu.Queue) { return d.dev, d.queue }

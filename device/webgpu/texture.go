@@ -36,7 +36,7 @@ func (t *Texture) release() {
 	d := t.dev
 	delete(d.textures, t)
 	if !d.released {
-		d.graveTextures = append(d.graveTextures, t.tex)
+		d.kill(nil, t.tex)
 	}
 	t.tex = nil
 }

@@ -169,10 +169,16 @@ type Device struct {
 
 	buffers  map[*Buffer]struct{}  // live buffers
 	textures map[*Texture]struct{} // live textures
-	// graveyard holds objects released while the GPU may still use them;
-	// they are destroyed once the queue is idle.
-	graveBuffers  []*wgpu.Buffer
-	graveTextures []*wgpu.Texture
+	// graveBuffers holds gpumem's internal buffers (scratch, tables,
+	// staging) released while the GPU may still use them; they are
+	// destroyed once the queue is idle.
+	graveBuffers []*wgpu.Buffer
+	// dead holds the buffers and textures the caller released, oldest
+	// first. A renderer may still submit commands naming one after
+	// gpumem's Submit (see the package doc), so each stays until a fence
+	// marked after its release has completed: entries' after values do
+	// not decrease, and reap destroys a prefix.
+	dead []deadObject
 
 	fences fenceState // see fence.go
 	// copiedMapped lists the mapped MapWrite buffers that recorded
@@ -386,9 +392,7 @@ func (d *Device) Submit() error {
 	if err := d.flush(); err != nil {
 		return err
 	}
-	if d.pollQueue() {
-		d.bury()
-	}
+	d.poll()
 	return nil
 }
 
@@ -404,10 +408,25 @@ func (d *Device) Wait() error {
 	d.waitIdle()
 	d.fences.done = d.fences.last
 	d.bury()
+	d.reap()
 	return d.fences.rejected()
 }
 
-// bury destroys the objects in the graveyard. The queue must be idle.
+// poll lets finished work report without waiting, raises fences.done and
+// destroys what is due. It returns whether a report said the work failed.
+func (d *Device) poll() (failed bool) {
+	if d.pollQueue() {
+		d.fences.done = d.fences.last
+		d.bury()
+	}
+	done, failed := d.fences.signalled()
+	d.fences.done = max(d.fences.done, min(done, d.fences.last))
+	d.reap()
+	return failed
+}
+
+// bury destroys the internal buffers in graveBuffers. The queue must be
+// idle.
 func (d *Device) bury() {
 	for _, b := range d.graveBuffers {
 		b.Destroy()
@@ -415,11 +434,45 @@ func (d *Device) bury() {
 	}
 	clear(d.graveBuffers)
 	d.graveBuffers = d.graveBuffers[:0]
-	for _, t := range d.graveTextures {
-		destroyTexture(t)
+}
+
+// deadObject is a buffer or a texture the caller released while fence
+// after was the newest marked.
+type deadObject struct {
+	buf   *wgpu.Buffer
+	tex   *wgpu.Texture
+	after uint64
+}
+
+// kill puts what the caller released on the dead list.
+func (d *Device) kill(buf *wgpu.Buffer, tex *wgpu.Texture) {
+	d.dead = append(d.dead, deadObject{buf: buf, tex: tex, after: d.fences.last})
+}
+
+// reap destroys the dead objects released before the newest completed
+// fence was marked.
+func (d *Device) reap() {
+	n := 0
+	for n < len(d.dead) && d.dead[n].after < d.fences.done {
+		d.dead[n].destroy()
+		n++
 	}
-	clear(d.graveTextures)
-	d.graveTextures = d.graveTextures[:0]
+	if n == 0 {
+		return
+	}
+	rest := copy(d.dead, d.dead[n:])
+	clear(d.dead[rest:])
+	d.dead = d.dead[:rest]
+}
+
+func (o deadObject) destroy() {
+	if o.buf != nil {
+		o.buf.Destroy()
+		o.buf.Release()
+	}
+	if o.tex != nil {
+		destroyTexture(o.tex)
+	}
 }
 
 // Release waits for the GPU, destroys every buffer and texture the device
@@ -446,6 +499,10 @@ func (d *Device) Release() {
 		d.scratch, d.scratchSize = nil, 0
 	}
 	d.bury()
+	for _, o := range d.dead {
+		o.destroy()
+	}
+	d.dead = nil
 	d.stage.release()
 	d.kernels.release()
 	d.kernels = nil

@@ -88,7 +88,8 @@ func firstDiff(got, want []byte) string {
 }
 
 // TestReleaseDeferred checks that a buffer released while recorded work
-// still uses it is destroyed only at the next Wait, and that the work runs.
+// still uses it outlives that work and every Wait until a fence marked
+// after its release has completed, and that the work runs.
 func TestReleaseDeferred(t *testing.T) {
 	d := newTestDevice(t, Options{})
 	a, err := d.CreateBuffer(device.BufferDesc{Size: 1 << 20, Usage: device.CopySrc | device.CopyDst})
@@ -106,6 +107,9 @@ func TestReleaseDeferred(t *testing.T) {
 	if err := d.WriteBuffer(a, 0, data); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := d.Fence(); err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Move(a, []device.Move{{Src: 0, Dst: 4096, Size: 1<<20 - 4096}}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +117,28 @@ func TestReleaseDeferred(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Release()
-	if len(d.graveBuffers) == 0 {
-		t.Fatal("released buffer not kept for the recorded work")
+	if len(d.dead) != 1 {
+		t.Fatalf("%d released objects kept, want 1", len(d.dead))
+	}
+	for range 2 {
+		if err := d.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Submit(); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.dead) != 1 {
+			t.Fatal("released buffer destroyed before a fence marked after its release completed")
+		}
+	}
+	if _, err := d.Fence(); err != nil {
+		t.Fatal(err)
 	}
 	if err := d.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if len(d.graveBuffers) != 0 {
-		t.Fatalf("%d buffers left to destroy after Wait", len(d.graveBuffers))
+	if len(d.dead) != 0 {
+		t.Fatalf("%d objects left to destroy after their fence completed", len(d.dead))
 	}
 	want := bytes.Clone(data)
 	refMoves(want, []device.Move{{Src: 0, Dst: 4096, Size: 1<<20 - 4096}})

@@ -77,6 +77,19 @@ func (b *Blocks) Reclaim(dev device.Device, keep func(device.Buffer) bool) (rele
 	return released, nil
 }
 
+// Drain frees every open and in-flight buffer, oldest first. The caller
+// has waited for the device (Device.Wait): the GPU reads none of them.
+func (b *Blocks) Drain() {
+	for b.inflight.Len() > 0 {
+		b.free = append(b.free, b.inflight.Pop().Buf)
+	}
+	for i, o := range b.open {
+		b.free = append(b.free, o.Buf)
+		b.open[i] = Block{}
+	}
+	b.open = b.open[:0]
+}
+
 // Take removes and returns the oldest free buffer fits accepts (nil
 // accepts any): the oldest completed is the likeliest to be ready (a
 // mapping resolves without waiting).

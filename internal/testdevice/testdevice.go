@@ -92,7 +92,13 @@ func WebGPU(t testing.TB, opts webgpu.Options) *webgpu.Device {
 // loses nothing.
 func Long(t testing.TB) {
 	t.Helper()
-	if os.Getenv("CI") != "true" && os.Getenv("GPUMEM_LONG") != "1" {
+	if !IsLong() {
 		t.Skip("a long case: runs with CI=true or GPUMEM_LONG=1")
 	}
+}
+
+// IsLong reports whether the long cases run, for tests whose short form
+// does less of the same work.
+func IsLong() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("GPUMEM_LONG") == "1"
 }
