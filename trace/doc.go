@@ -13,10 +13,19 @@
 //	f <id>              free the live allocation id
 //
 // Lines starting with '#' are comments and blank lines are ignored; fields
-// are separated by spaces or tabs; numbers are unsigned decimal. A comment
-// "# gpumem-trace vN" with N other than 1 is refused (ErrVersion). The
+// are separated by spaces or tabs; numbers are unsigned decimal. The
 // capacity is 1 to 2^32-1 units; an id is any 64-bit unsigned number and may
 // be reused once its allocation is freed; a size is a 32-bit unsigned number.
+//
+// Line length: a comment may be of any length (the Reader skips it without
+// holding it whole); any other line must be shorter than 64 KiB (65,536
+// bytes), not counting its leading blanks and its newline (ErrSyntax).
+//
+// Version lines: a comment that starts "# gpumem-trace" followed by a
+// blank or the end of the line is a version line, wherever it appears, and
+// must read "# gpumem-trace v1" (trailing blanks allowed); any other is
+// refused (ErrVersion). Writer writes one as the first line, and refuses a
+// comment that would read as one.
 //
 // What is and is not a parse error: the file must be well formed (every line
 // parses, the capacity line comes first and only once, no id is allocated

@@ -10,7 +10,7 @@ import (
 var (
 	// ErrSyntax is returned for a malformed line: an unknown operation, a
 	// missing or extra field, a number that does not parse or does not fit,
-	// or a second capacity line.
+	// a second capacity line, or a line too long.
 	ErrSyntax = errors.New("malformed line")
 
 	// ErrNoCapacity is returned when an operation comes before the capacity
@@ -21,8 +21,9 @@ var (
 	// parser and by NewWriter.
 	ErrCapacity = errors.New("capacity out of range")
 
-	// ErrVersion is returned for a "# gpumem-trace vN" header with N other
-	// than 1.
+	// ErrVersion is returned for a version line other than
+	// "# gpumem-trace v1", wherever it appears, and by Writer.Comment for
+	// text with a line that would read as a version line.
 	ErrVersion = errors.New("unsupported trace version")
 
 	// ErrDuplicateID is returned for an allocation whose id is already live.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gpumem/gpumem/offset"
@@ -29,6 +30,9 @@ func FuzzReader(f *testing.F) {
 		"capacity 10\na 1 5\na 2 5\nf 1\na 1 1\nf 2\nf 1\n",
 		"capacity 10\na 1 5\na 1 5\n", "capacity 10\nf 9\n", "capacity 4294967295\na 18446744073709551615 4294967295\n",
 		"capacity 3\r\na\t1 1\r\n\n#\n",
+		"capacity 3\n# gpumem-trace v3\n", "# gpumem-trace v1\ncapacity 3\n# gpumem-trace v1\n", "# gpumem-trace\ncapacity 1\n",
+		"# " + strings.Repeat("c", 70000) + "\ncapacity 2\na 1 1\n", "capacity 2\n" + strings.Repeat(" ", 70000) + "# c\nf 1\n",
+		"capacity 2\na 1 " + strings.Repeat("1", 70000) + "\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -92,6 +96,46 @@ func FuzzReader(f *testing.F) {
 		}
 		if _, err := r.Run(a); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzWriterComment: what a Writer writes, its Reader reads. A comment is
+// either refused with ErrVersion, writing nothing, or written and read
+// back as a comment, whatever its length.
+func FuzzWriterComment(f *testing.F) {
+	for _, s := range []string{
+		"", "\n", "a\r\nb", "gpumem-trace v1", "gpumem-trace v2", "x\ngpumem-trace", " gpumem-trace v2",
+		"a 1 1", "capacity 2", strings.Repeat("long ", 20000),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var buf bytes.Buffer
+		w, err := trace.NewWriter(&buf, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cerr := w.Comment(text)
+		w.Alloc(1, 1)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if cerr != nil {
+			if !errors.Is(cerr, trace.ErrVersion) {
+				t.Fatalf("Comment: %v, want ErrVersion or nil", cerr)
+			}
+			if want := trace.Header + "\ncapacity 1\na 1 1\n"; buf.String() != want {
+				t.Fatalf("refused comment wrote %q", buf.String())
+			}
+			return
+		}
+		tr, ops, err := readAll(t, &buf, "buf")
+		if err != nil {
+			t.Fatalf("Comment(%q) written, then: %v", text, err)
+		}
+		if want := []trace.Op{{Kind: trace.Alloc, ID: 1, Size: 1}}; tr.Capacity() != 1 || !reflect.DeepEqual(ops, want) {
+			t.Fatalf("read back capacity %d, ops %v", tr.Capacity(), ops)
 		}
 	})
 }

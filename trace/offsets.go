@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -70,12 +69,19 @@ func ReadOffsets(r io.Reader, name string) ([]uint32, error) {
 	if err != nil {
 		return nil, &ParseError{Name: name, Err: err}
 	}
-	sc := newLineScanner(src)
+	lr := newLineReader(src, false)
 	var offsets []uint32
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
+	for line := 1; ; line++ {
+		b, cut, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, &ParseError{Name: name, Line: line, Err: err}
+		}
+		if cut {
+			return nil, &ParseError{Name: name, Line: line, Err: fmt.Errorf("%w: line too long", ErrSyntax)}
+		}
 		if len(b) > 0 && b[len(b)-1] == '\r' {
 			b = b[:len(b)-1]
 		}
@@ -88,12 +94,6 @@ func ReadOffsets(r io.Reader, name string) ([]uint32, error) {
 			return nil, &ParseError{Name: name, Line: line, Err: fmt.Errorf("%w: bad offset %q", ErrSyntax, b)}
 		}
 		offsets = append(offsets, uint32(v))
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("%w: line too long", ErrSyntax)
-		}
-		return nil, &ParseError{Name: name, Line: line + 1, Err: err}
 	}
 	return offsets, nil
 }

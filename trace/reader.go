@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -55,7 +54,7 @@ type Op struct {
 // concurrent use.
 type Reader struct {
 	name     string
-	sc       *bufio.Scanner
+	lr       *lineReader
 	line     int
 	capacity uint32
 	live     map[uint64]uint32 // id -> slot
@@ -73,7 +72,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if err != nil {
 		return nil, &ParseError{Name: name, Line: 0, Err: err}
 	}
-	tr := &Reader{name: name, sc: newLineScanner(src), live: make(map[uint64]uint32)}
+	tr := &Reader{name: name, lr: newLineReader(src, true), live: make(map[uint64]uint32)}
 	if err := tr.header(); err != nil {
 		return nil, err
 	}
@@ -94,41 +93,82 @@ func decompress(r io.Reader) (io.Reader, error) {
 	return br, nil
 }
 
-// newLineScanner returns a scanner of src's lines that never yields a
-// line cut short by a failed read (see sourceReader.lines).
-func newLineScanner(src io.Reader) *bufio.Scanner {
-	sr := &sourceReader{r: src}
-	sc := bufio.NewScanner(sr)
-	sc.Split(sr.lines)
-	return sc
+// lineBuffer is the size of a lineReader's buffer, in bytes: a line other
+// than a comment must be shorter (see the package documentation). An
+// operation line without leading zeros is at most 33 bytes; the limit only
+// bounds what a malformed line can cost.
+const lineBuffer = 64 << 10
+
+// lineReader reads lines in place from a buffer of lineBuffer bytes. A
+// line that does not fit is returned cut, for the caller to look at and
+// then skip, so a line of any length can be passed without holding it
+// whole. The last line may lack its newline only when the input ended
+// cleanly (io.EOF): when reading fails (a truncated gzip stream fails with
+// io.ErrUnexpectedEOF) the line it cut short is dropped and the input's
+// error returned, for a line cut short may still parse ("a 1 1000" of
+// "a 1 100037") and must never pass for an operation.
+type lineReader struct {
+	br     *bufio.Reader
+	blanks bool  // skip each line's leading spaces and tabs
+	err    error // sticky: the input's error, io.EOF included
 }
 
-// sourceReader remembers the first error of the reader it wraps other
-// than io.EOF, so that lines can tell a clean end of input from a cut one.
-type sourceReader struct {
-	r   io.Reader
-	err error
+func newLineReader(src io.Reader, blanks bool) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(src, lineBuffer), blanks: blanks}
 }
 
-func (s *sourceReader) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if err != nil && err != io.EOF && s.err == nil {
-		s.err = err
+// next returns the next line without its newline, valid until the next
+// call; with blanks set, also without its leading spaces and tabs, which
+// are passed before the line is read and so take no room in the buffer. A
+// line of lineBuffer bytes or more is returned cut to its first lineBuffer
+// bytes, with cut set; skip passes the rest. At the end of the input next
+// returns io.EOF, or the input's error.
+func (l *lineReader) next() (line []byte, cut bool, err error) {
+	if l.err != nil {
+		return nil, false, l.err
 	}
-	return n, err
+	for l.blanks {
+		c, err := l.br.ReadByte()
+		if err != nil {
+			l.err = err
+			return nil, false, err
+		}
+		if c != ' ' && c != '\t' {
+			l.br.UnreadByte()
+			break
+		}
+	}
+	line, err = l.br.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return line[:len(line)-1], false, nil
+	case err == bufio.ErrBufferFull:
+		return line, true, nil
+	case err == io.EOF && len(line) > 0:
+		l.err = err
+		return line, len(line) >= lineBuffer, nil
+	}
+	l.err = err
+	return nil, false, err
 }
 
-// lines is bufio.ScanLines, except that a last line without its newline
-// is a line only when the input ended cleanly (io.EOF). When reading
-// failed (a truncated gzip stream fails with io.ErrUnexpectedEOF) the
-// partial line is dropped and the scan ends with the input's error: a
-// line cut short may still parse ("a 1 1000" of "a 1 100037"), and must
-// never pass for an operation.
-func (s *sourceReader) lines(data []byte, atEOF bool) (int, []byte, error) {
-	if atEOF && s.err != nil && bytes.IndexByte(data, '\n') < 0 {
-		return 0, nil, s.err
+// skip passes the rest of the line next returned cut, without holding it.
+// It returns the input's error if reading fails before the line ends.
+func (l *lineReader) skip() error {
+	for {
+		_, err := l.br.ReadSlice('\n')
+		switch err {
+		case nil:
+			return nil
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			l.err = err
+			return nil
+		}
+		l.err = err
+		return err
 	}
-	return bufio.ScanLines(data, atEOF)
 }
 
 // Capacity returns the trace's capacity in units.
@@ -150,47 +190,62 @@ func (r *Reader) errorf(sentinel error, format string, args ...any) error {
 }
 
 // scan returns the fields of the next line that is neither blank nor a
-// comment; comment lines go to comment when it is not nil. At the end of
+// comment, checking the version lines among the comments. At the end of
 // the input it returns io.EOF, or the input's error as a *ParseError.
-func (r *Reader) scan(f *fields, comment func([]byte) error) error {
-	for r.sc.Scan() {
-		r.line++
-		line := bytes.TrimLeft(r.sc.Bytes(), " \t")
-		if len(line) == 0 {
-			continue
+func (r *Reader) scan(f *fields) error {
+	for {
+		line, cut, err := r.lr.next()
+		if err == io.EOF {
+			return io.EOF
 		}
-		if line[0] == '#' {
-			if comment != nil {
-				if err := comment(line); err != nil {
-					return err
+		if err != nil {
+			return &ParseError{Name: r.name, Line: r.line + 1, Err: err}
+		}
+		r.line++
+		if len(line) > 0 && line[0] == '#' {
+			if err := r.version(line, cut); err != nil {
+				return err
+			}
+			if cut {
+				if err := r.lr.skip(); err != nil {
+					return &ParseError{Name: r.name, Line: r.line, Err: err}
 				}
 			}
 			continue
 		}
+		if cut {
+			return r.errorf(ErrSyntax, ": line too long")
+		}
 		f.split(line)
-		if f.n == 0 { // only spaces, or a trailing '\r'
-			continue
+		if f.n > 0 { // else only blanks, or a trailing '\r'
+			return nil
 		}
-		return nil
 	}
-	if err := r.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return &ParseError{Name: r.name, Line: r.line + 1, Err: fmt.Errorf("%w: line too long", ErrSyntax)}
-		}
-		return &ParseError{Name: r.name, Line: r.line + 1, Err: err}
-	}
-	return io.EOF
 }
 
-var versionPrefix = []byte("# gpumem-trace ")
+// versionPrefix starts a version line; see the package documentation.
+const versionPrefix = "# gpumem-trace"
 
-// version checks a "# gpumem-trace vN" comment.
-func (r *Reader) version(line []byte) error {
-	rest, ok := bytes.CutPrefix(line, versionPrefix)
-	if !ok {
-		return nil
+// versionOf reports whether line, its leading blanks removed, is a version
+// line, and returns the version it names, trimmed of blanks.
+func versionOf(line []byte) (version []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(versionPrefix))
+	if !ok || len(rest) > 0 && !isSpace(rest[0]) {
+		return nil, false
 	}
-	if v := bytes.TrimRight(rest, " \t\r"); string(v) != "v1" {
+	return bytes.Trim(rest, " \t\r"), true
+}
+
+// version checks a comment line: a version line must name v1. A version
+// line cut by lineReader is refused without reading the rest.
+func (r *Reader) version(line []byte, cut bool) error {
+	v, ok := versionOf(line)
+	switch {
+	case !ok:
+		return nil
+	case cut:
+		return r.errorf(ErrVersion, ": version line too long")
+	case string(v) != "v1":
 		return r.errorf(ErrVersion, " %q", v)
 	}
 	return nil
@@ -199,7 +254,7 @@ func (r *Reader) version(line []byte) error {
 // header reads up to and including the capacity line.
 func (r *Reader) header() error {
 	var f fields
-	if err := r.scan(&f, r.version); err != nil {
+	if err := r.scan(&f); err != nil {
 		if err == io.EOF {
 			return &ParseError{Name: r.name, Err: ErrNoCapacity}
 		}
@@ -260,7 +315,7 @@ func (r *Reader) All() iter.Seq2[Op, error] {
 
 func (r *Reader) next() (Op, error) {
 	var f fields
-	if err := r.scan(&f, nil); err != nil {
+	if err := r.scan(&f); err != nil {
 		return Op{}, err
 	}
 	switch string(f.f[0]) {

@@ -59,7 +59,12 @@ func TestReaderValid(t *testing.T) {
 		{"id reuse after free", "capacity 9\na 7 1\nf 7\na 7 2\n", 9, []trace.Op{alloc(7, 1, 0), free(7, 0), alloc(7, 2, 0)}, 1},
 		{"zero and oversize sizes parse", "capacity 9\na 1 0\na 2 4294967295\n", 9, []trace.Op{alloc(1, 0, 0), alloc(2, 1<<32-1, 1)}, 2},
 		{"big id and leading zeros", "capacity 009\na 18446744073709551615 0001\n", 9, []trace.Op{alloc(1<<64-1, 1, 0)}, 1},
-		{"version comment after capacity is a comment", "# gpumem-trace v1\ncapacity 3\n# gpumem-trace v9\n", 3, nil, 0},
+		{"version line v1 again", "# gpumem-trace v1\ncapacity 3\n  # gpumem-trace v1 \r\na 1 1\n", 3, []trace.Op{alloc(1, 1, 0)}, 1},
+		{"comments that are not version lines", "#gpumem-trace v2\n# gpumem-traces v2\n#  gpumem-trace v2\ncapacity 3\n", 3, nil, 0},
+		{"long comments", "# " + strings.Repeat("x", 100<<10) + "\ncapacity 3\n#" + strings.Repeat(" ", 200<<10) + "\na 1 1\n# " + strings.Repeat("y", 70000), 3, []trace.Op{alloc(1, 1, 0)}, 1},
+		{"long comment after blanks", strings.Repeat(" \t", 40000) + "# c\ncapacity 3\n", 3, nil, 0},
+		{"blanks do not count against the line limit", "capacity 3\n" + strings.Repeat(" ", 70000) + "a 1 1\n", 3, []trace.Op{alloc(1, 1, 0)}, 1},
+		{"longest operation line", "capacity 3\na 1 " + strings.Repeat("0", 65535-4) + "\n", 3, []trace.Op{alloc(1, 0, 0)}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +119,13 @@ func TestReaderErrors(t *testing.T) {
 		{"duplicate live id", "capacity 3\na 5 1\na 5 1\n", trace.ErrDuplicateID, 3, "trace: x.trace:3: duplicate live id 5"},
 		{"free of unknown id", "capacity 3\n" + strings.Repeat("# pad\n", 15) + "f 42\n", trace.ErrUnknownID, 17, "trace: x.trace:17: free of unknown id 42"},
 		{"double free", "capacity 3\na 1 1\nf 1\nf 1\n", trace.ErrUnknownID, 4, "trace: x.trace:4: free of unknown id 1"},
+		{"version after capacity", "# gpumem-trace v1\ncapacity 3\n# gpumem-trace v3\na 1 1\n", trace.ErrVersion, 3, `trace: x.trace:3: unsupported trace version "v3"`},
+		{"version after a comment", "# c\n# gpumem-trace v2\ncapacity 3\n", trace.ErrVersion, 2, `trace: x.trace:2: unsupported trace version "v2"`},
+		{"version missing", "# gpumem-trace\r\ncapacity 3\n", trace.ErrVersion, 1, `trace: x.trace:1: unsupported trace version ""`},
+		{"version with more", "capacity 3\n# gpumem-trace\tv1 beta\n", trace.ErrVersion, 2, `trace: x.trace:2: unsupported trace version "v1 beta"`},
+		{"version line too long", "# gpumem-trace v1" + strings.Repeat(" ", 70000) + "\ncapacity 3\n", trace.ErrVersion, 1, `trace: x.trace:1: unsupported trace version: version line too long`},
+		{"line too long after a long comment", "#" + strings.Repeat("c", 70000) + "\ncapacity 3\nf " + strings.Repeat("1", 65536-2) + "\n", trace.ErrSyntax, 3, "trace: x.trace:3: malformed line: line too long"},
+		{"last line too long", "capacity 3\na 1 " + strings.Repeat("1", 65536-4), trace.ErrSyntax, 2, "trace: x.trace:2: malformed line: line too long"},
 		{"line too long", "capacity 3\na 1 " + strings.Repeat("1", 70000) + "\n", trace.ErrSyntax, 2, "trace: x.trace:2: malformed line: line too long"},
 	}
 	for _, tt := range tests {
@@ -311,6 +323,32 @@ func checkCut(t testing.TB, gz []byte, ops []trace.Op, cut int) {
 			t.Fatalf("cut at %d of %d: operation %d is %+v, want %+v (a line cut short)", cut, len(gz), i, op, ops[min(i, len(ops)-1)])
 		}
 	}
+}
+
+// TestTruncatedLongComment: a gzip trace cut inside a comment longer than
+// a line may be ends with io.ErrUnexpectedEOF, as one cut elsewhere does.
+func TestTruncatedLongComment(t *testing.T) {
+	var text bytes.Buffer
+	w, err := trace.NewWriter(&text, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Alloc(1, 10)
+	w.Comment(strings.Repeat("incompressible? no, but long ", 10000))
+	w.Alloc(2, 20)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.NoCompression)
+	zw.Write(text.Bytes())
+	zw.Close()
+	gz := z.Bytes()
+	ops := []trace.Op{alloc(1, 10, 0), alloc(2, 20, 1)}
+	for cut := 2; cut < len(gz); cut += 997 {
+		checkCut(t, gz, ops, cut)
+	}
+	checkCut(t, gz, ops, len(gz))
 }
 
 // TestTruncatedGzip: a gzip trace cut anywhere streams through Next as the

@@ -3,20 +3,22 @@ package trace
 import (
 	"bufio"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 )
 
-// Header is the first line of every trace Writer writes.
+// Header is the version line of format v1: the first line of every trace
+// Writer writes.
 const Header = "# gpumem-trace v1"
 
-// Writer writes a trace in format v1. It does not check what it is given
-// (Recorder produces valid traces; a hand-written sequence is checked when
-// read back). Errors are sticky: after the first write error every method
-// returns it, and Flush and Close report it. A Writer is not safe for
-// concurrent use.
+// Writer writes a trace in format v1. It does not check the operations it
+// is given (Recorder produces valid traces; a hand-written sequence is
+// checked when read back), only comments (see Comment). Errors are sticky:
+// after the first write error every method returns it, and Flush and Close
+// report it. A Writer is not safe for concurrent use.
 type Writer struct {
 	bw  *bufio.Writer
 	gz  *gzip.Writer // non-nil when Create compresses
@@ -89,8 +91,21 @@ func (w *Writer) Free(id uint64) error {
 	return w.write()
 }
 
-// Comment writes text as comment lines, "# " before each of its lines.
+// Comment writes text as comment lines, "# " before each of its lines; a
+// line may be of any length. Text with a line that would read as a version
+// line is refused with ErrVersion, and nothing of it is written.
 func (w *Writer) Comment(text string) error {
+	n := 0
+	for line := range strings.Lines(text) {
+		n++
+		w.buf = append(w.buf[:0], "# "...)
+		w.buf = append(w.buf, strings.TrimRight(line, "\r\n")...)
+		_, version := versionOf(w.buf)
+		w.buf = w.buf[:0]
+		if version {
+			return fmt.Errorf("trace: Comment: line %d would read as a version line: %w", n, ErrVersion)
+		}
+	}
 	for line := range strings.Lines(text) {
 		w.buf = append(w.buf, "# "...)
 		w.buf = append(w.buf, strings.TrimRight(line, "\r\n")...)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gpumem/gpumem/trace"
@@ -36,6 +37,62 @@ func TestWriterRoundTrip(t *testing.T) {
 	wantOps := []trace.Op{alloc(1, 10, 0), alloc(1<<64-1, 1<<32-1, 1), free(1, 0), alloc(1, 0, 0)}
 	if tr.Capacity() != 1000 || !reflect.DeepEqual(ops, wantOps) {
 		t.Errorf("read back capacity %d, ops %v", tr.Capacity(), ops)
+	}
+}
+
+// TestWriterLongComment: a comment of any length is written, and read
+// back as a comment.
+func TestWriterLongComment(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Comment(strings.Repeat("x", 100<<10) + "\nshort\n" + strings.Repeat("y", 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	w.Alloc(1, 2)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr, ops, err := readAll(t, &buf, "buf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []trace.Op{alloc(1, 2, 0)}; tr.Capacity() != 8 || !reflect.DeepEqual(ops, want) {
+		t.Errorf("read back capacity %d, ops %v", tr.Capacity(), ops)
+	}
+}
+
+// TestWriterVersionComment: Comment refuses, writing nothing, text with a
+// line that would read as a version line; the Writer stays usable, and
+// what it wrote reads back.
+func TestWriterVersionComment(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"gpumem-trace v2", "gpumem-trace v1", "first\ngpumem-trace\r\n", "gpumem-trace\tv3"} {
+		if err := w.Comment(text); !errors.Is(err, trace.ErrVersion) {
+			t.Errorf("Comment(%q): %v, want ErrVersion", text, err)
+		}
+	}
+	for _, text := range []string{" gpumem-trace v2", "gpumem-traces v2", "not gpumem-trace v2"} {
+		if err := w.Comment(text); err != nil {
+			t.Errorf("Comment(%q): %v", text, err)
+		}
+	}
+	w.Alloc(1, 2)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := "# gpumem-trace v1\ncapacity 8\n#  gpumem-trace v2\n# gpumem-traces v2\n# not gpumem-trace v2\na 1 2\n"
+	if buf.String() != want {
+		t.Fatalf("wrote\n%s\nwant\n%s", buf.String(), want)
+	}
+	if _, ops, err := readAll(t, &buf, "buf"); err != nil || len(ops) != 1 {
+		t.Fatalf("read back %v, %v", ops, err)
 	}
 }
 

@@ -159,6 +159,11 @@ func TestReplayErrors(t *testing.T) {
 	if err := os.WriteFile(goFile, []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A version line other than v1 is refused wherever it is.
+	v3 := filepath.Join(t.TempDir(), "v3.trace")
+	if err := os.WriteFile(v3, []byte("# gpumem-trace v1\ncapacity 8\n# gpumem-trace v3\na 1 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -176,6 +181,7 @@ func TestReplayErrors(t *testing.T) {
 		{"missing file", []string{missing}, 1, "gpumem replay: open " + missing + ": no such file or directory\n"},
 		{"malformed trace", []string{"testdata/doublefree.trace"}, 1, "gpumem replay: trace: testdata/doublefree.trace:5: free of unknown id 1\n"},
 		{"not a trace", []string{goFile}, 1, "gpumem replay: trace: " + goFile + ":1: malformed line: unknown operation \"package\" (want capacity first)\n"},
+		{"version after capacity", []string{v3}, 1, "gpumem replay: trace: " + v3 + ":3: unsupported trace version \"v3\"\n"},
 		{"unwritable offsets", []string{"-offsets", filepath.Join(missing, "o"), "testdata/tiny.trace.gz"}, 1, "gpumem replay: -offsets: open "},
 	}
 	for _, tt := range tests {
@@ -186,6 +192,28 @@ func TestReplayErrors(t *testing.T) {
 			}
 			check(t, "stderr", stderr, tt.stderr)
 		})
+	}
+}
+
+// TestReplayLongComment: a trace whose Writer wrote a comment longer than
+// a line may be replays.
+func TestReplayLongComment(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "long.trace")
+	w, err := trace.Create(name, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Comment(strings.Repeat("x", 100<<10))
+	w.Alloc(1, 4)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := gpumem("replay", "-json", "-repeat", "1", name)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if row := jsonRows(t, stdout)[0]; row["ops"] != 1.0 || row["failures"] != 0.0 {
+		t.Errorf("row %v", row)
 	}
 }
 
