@@ -98,7 +98,7 @@ type Arena struct {
 	occupied uint64
 	// serial names the arena in its handles (see Handle).
 	serial uint32
-	// guard is opts.guardElems(), computed once: size needs it for every
+	// guard is opts.MarginElems(), computed once: size needs it for every
 	// request, and it costs a division.
 	guard    uint32
 	released bool
@@ -112,8 +112,8 @@ type Arena struct {
 }
 
 // New creates an arena on dev with its first buffer. It returns
-// ErrInvalidOptions for options that cannot work, or the device's error when
-// the buffer cannot be created.
+// ErrInvalidOptions for options that cannot work (those Options.Validate
+// refuses), or the device's error when the buffer cannot be created.
 func New(dev device.Device, opts Options) (*Arena, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("%w: nil device", ErrInvalidOptions)
@@ -138,7 +138,7 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 		slots:  make([]slot, o.MaxAllocs),
 		sw:     sweep{cursor: none, restart: none},
 		serial: nextSerial(),
-		guard:  o.guardElems(),
+		guard:  o.MarginElems(),
 	}, nil
 }
 

@@ -100,13 +100,42 @@ func TestOptionsRejected(t *testing.T) {
 		{MaxAllocs: 1},
 		{MaxAllocs: offset.MaxNodes + 1},
 		{Usage: device.MapRead},
+		{GuardBytes: 1<<20 + 1},
+		// A margin of 16 elements leaves no room in 16: every Allocate
+		// would fail.
+		{MaxElems: 16, InitialElems: 16, GuardBytes: 64},
+		{ElemSize: 16, MaxElems: 4, InitialElems: 4, GuardBytes: 49},
 	} {
 		if _, err := arena.New(dev, o); !errors.Is(err, arena.ErrInvalidOptions) {
 			t.Errorf("%+v: %v, want ErrInvalidOptions", o, err)
 		}
+		if err := o.Validate(dev.Limits()); !errors.Is(err, arena.ErrInvalidOptions) {
+			t.Errorf("%+v: Validate: %v, want ErrInvalidOptions", o, err)
+		}
 	}
 	if _, err := arena.New(nil, arena.Options{}); !errors.Is(err, arena.ErrInvalidOptions) {
 		t.Errorf("nil device: %v", err)
+	}
+	// What Validate accepts, New accepts, and an element fits: the largest
+	// margins.
+	for _, o := range []arena.Options{
+		{},
+		{MaxElems: 16, InitialElems: 16, GuardBytes: 60},
+		{ElemSize: 16, MaxElems: 4, InitialElems: 4, GuardBytes: 48},
+		{GuardBytes: 1 << 20},
+	} {
+		if err := o.Validate(dev.Limits()); err != nil {
+			t.Errorf("%+v: Validate: %v", o, err)
+		}
+		a, err := arena.New(dev, o)
+		if err != nil {
+			t.Errorf("%+v: New: %v", o, err)
+			continue
+		}
+		if _, err := a.Allocate(1); err != nil {
+			t.Errorf("%+v: Allocate(1): %v", o, err)
+		}
+		a.Release()
 	}
 }
 

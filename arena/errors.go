@@ -7,9 +7,11 @@ import "errors"
 // errors (device.ErrOutOfMemory, device.ErrDeviceLost, ...) come wrapped as
 // they are, so callers test for them with errors.Is too.
 var (
-	// ErrInvalidOptions is returned by New for options that cannot work:
-	// an element size that is zero or not a multiple of 4, a growth factor
-	// not above 1, an initial capacity above the maximum, and so on.
+	// ErrInvalidOptions is returned by New and Options.Validate for
+	// options that cannot work: an element size that is zero or not a
+	// multiple of 4, a growth factor not above 1, an initial capacity above
+	// the maximum, a guard margin that leaves no room for an element, and
+	// so on.
 	ErrInvalidOptions = errors.New("arena: invalid options")
 
 	// ErrFull is returned by Allocate when the request cannot be served

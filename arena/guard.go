@@ -19,9 +19,15 @@ import (
 // GuardPattern is the word a margin holds, little-endian.
 const GuardPattern = 0xFDFD_FDFD
 
-// guardElems returns the elements of margin each allocation takes.
-func (o *Options) guardElems() uint32 {
-	return (o.GuardBytes + o.ElemSize - 1) / o.ElemSize
+// MarginElems returns the elements of margin each allocation of an arena
+// of o takes: GuardBytes rounded up to whole elements of ElemSize (4 when
+// zero); 0 without guards. O(1).
+func (o Options) MarginElems() uint32 {
+	e := uint64(o.ElemSize)
+	if e == 0 {
+		e = 4
+	}
+	return uint32((uint64(o.GuardBytes) + e - 1) / e)
 }
 
 // movedBytes returns the bytes a move of s carries: its elements, and

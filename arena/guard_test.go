@@ -3,6 +3,7 @@ package arena_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -146,5 +147,20 @@ func TestGuardFillRefused(t *testing.T) {
 	}
 	if a.Len() != 1 {
 		t.Fatalf("%d allocations after a refused fill, want 1", a.Len())
+	}
+}
+
+// TestMarginElems: GuardBytes rounded up to whole elements, the default
+// element size for a zero ElemSize, without overflow for any GuardBytes.
+func TestMarginElems(t *testing.T) {
+	for _, c := range []struct {
+		elem, guard, want uint32
+	}{
+		{0, 0, 0}, {4, 0, 0}, {0, 1, 1}, {0, 4, 1}, {0, 5, 2}, {12, 16, 2}, {12, 24, 2},
+		{4, math.MaxUint32, 1 << 30}, {8, math.MaxUint32, 1 << 29},
+	} {
+		if got := (arena.Options{ElemSize: c.elem, GuardBytes: c.guard}).MarginElems(); got != c.want {
+			t.Errorf("ElemSize %d, GuardBytes %d: MarginElems %d, want %d", c.elem, c.guard, got, c.want)
+		}
 	}
 }

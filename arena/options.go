@@ -68,10 +68,11 @@ type Options struct {
 	// GuardBytes, when not zero, gives every allocation a margin of at
 	// least that many bytes after its elements, filled with GuardPattern
 	// and checked by CheckGuards: a debugging aid that catches writes past
-	// an allocation's end. The margins take capacity (Reserve and Fits
-	// count them; a batch reserved for many allocations is short of one
-	// margin each, so a mesh slab may grow more than once a frame). At
-	// most 1 MiB. Off by default, and free when off.
+	// an allocation's end. The margins take capacity: Reserve and Fits
+	// count one for their request, so a caller reserving one sum for a
+	// batch counts each allocation's margin (MarginElems) in it, or the
+	// batch falls short by a margin each. At most 1 MiB, and a margin
+	// below MaxElems. Off by default, and free when off.
 	GuardBytes uint32
 	// OnMove, if set, is called for every allocation a sweep or a
 	// compaction moves, in the order the moves happen, once the bytes'
@@ -155,6 +156,17 @@ func (b Budget) Or(d Budget) Budget {
 	return b
 }
 
+// Validate returns the error New returns for options o on a device with
+// limits lim (ErrInvalidOptions, wrapped), or nil when New would accept
+// them. A manager that builds arena options for later (a slab at its
+// first Flush) checks them here, at its own New, so that the limits of an
+// arena's options live in this package alone. O(1); does not allocate
+// but for the error.
+func (o Options) Validate(lim device.Limits) error {
+	_, err := o.resolve(lim)
+	return err
+}
+
 // resolve fills in defaults and checks o against the device's limits.
 func (o Options) resolve(lim device.Limits) (Options, error) {
 	if o.ElemSize == 0 {
@@ -208,6 +220,9 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if o.GuardBytes > 1<<20 {
 		return o, fmt.Errorf("%w: GuardBytes %d, at most 1 MiB", ErrInvalidOptions, o.GuardBytes)
+	}
+	if g := o.MarginElems(); g >= o.MaxElems {
+		return o, fmt.Errorf("%w: GuardBytes %d: a margin of %d elements leaves no room in %d", ErrInvalidOptions, o.GuardBytes, g, o.MaxElems)
 	}
 	o.Budget = o.Budget.Or(DefaultBudget)
 	o.Usage |= device.CopySrc | device.CopyDst | device.Storage

@@ -285,6 +285,9 @@ func TestOptionsRejected(t *testing.T) {
 		{RowWords: 4, ShrinkBelow: -0.5},
 		{RowWords: 4, ShrinkBelow: 0.5, ShrinkAfter: -1},
 		{RowWords: 4, ShrinkBelow: 0.5, Data: arena.Options{InitialElems: 64, MinElems: 1 << 30, MaxElems: 1 << 20}},
+		// Margins that leave no room in an arena: every Add would fail.
+		{RowWords: 4, Data: arena.Options{InitialElems: 16, MaxElems: 16, GuardBytes: 64}},
+		{RowWords: 4, Rows: arena.Options{InitialElems: 4, MaxElems: 4, GuardBytes: 64}},
 	} {
 		if _, err := meshlet.New(dev, o); !errors.Is(err, meshlet.ErrInvalidOptions) {
 			t.Errorf("%+v: %v, want ErrInvalidOptions", o, err)
