@@ -10,7 +10,9 @@ import "errors"
 var (
 	// ErrInvalidOptions is returned by New for options that cannot work:
 	// a growth factor not above 1, a minimum slab size above the maximum, a
-	// negative or unknown value.
+	// negative or unknown value, or slab options the arena refuses
+	// (arena.ErrInvalidOptions is wrapped too: a guard margin above 1 MiB
+	// or one that leaves a slab no room).
 	ErrInvalidOptions = errors.New("mesh: invalid options")
 
 	// ErrInvalidMesh is returned by Add and Modify for mesh data the

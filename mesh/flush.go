@@ -15,8 +15,9 @@ import (
 //
 //  1. Sort. Every staged array that is not placed yet (added, or modified
 //     to a new size) is either dedicated — at or above the large
-//     threshold, too large for a slab, or a vertex array in NoBaseVertex
-//     mode: it gets a buffer of its own now — or joins its layout's group.
+//     threshold, too large for a slab (margin included), or a vertex
+//     array in NoBaseVertex mode: it gets a buffer of its own now — or
+//     joins its layout's group.
 //
 //  2. Place, layout by layout, largest array first. For each slab of the
 //     layout, in order: first fill the slab's holes, placing every array
@@ -25,7 +26,8 @@ import (
 //     room), so nothing grows or moves.
 //     Then take the arrays left that still fit under the slab's maximum
 //     (first fit, decreasing) and reserve room for all of them at once:
-//     arena.Reserve of the sum of their rounded sizes, which makes room
+//     arena.Reserve of the sum of their rounded sizes (each array's
+//     guard margin included, Options.GuardBytes), which makes room
 //     as a refused allocation of that sum would, and allocates nothing.
 //     If the arena had to grow for it, that was the slab's one growth
 //     this frame: one new buffer and one copy of the used part. The
@@ -48,7 +50,7 @@ type piece struct {
 	idx   uint32 // record
 	kind  Kind
 	slots uint32
-	need  uint32 // slots rounded up to their allocator bin (arena.RoundUp)
+	need  uint32 // slots and margin rounded up to their allocator bin (slabShape.need)
 }
 
 // Flush places every staged array, growing each slab at most once, and
@@ -129,9 +131,9 @@ func (a *Allocator) flush() error {
 				continue
 			}
 			g := &a.groups[a.groupOf(p.layout)]
-			need, ok := arena.RoundUp(pc.slots)
-			if !ok || need > g.shape.maxSlots {
-				// Too large for a slab of its layout.
+			need, ok := g.shape.need(pc.slots)
+			if !ok {
+				// Too large for a slab of its layout, margin included.
 				if err := a.placeOwn(p, pc); err != nil {
 					return err
 				}
@@ -429,9 +431,8 @@ func (a *Allocator) placeOwn(p *part, pc piece) error {
 
 // placeGroup places g's pieces in the slabs of g's layout; see above.
 func (a *Allocator) placeGroup(g *group) error {
-	l, pieces := g.layout, g.pieces
-	a.sortPieces(pieces)
-	sh := g.shape
+	l, pieces, sh := g.layout, g.pieces, g.shape
+	a.sortPieces(pieces, sh)
 	maxCount := int(a.set.MaxMeshesPerSlab) - 2 // a batch's allocations, leaving nodes for the free region after them and one more
 	rest := pieces
 	for _, s := range a.byLayout[l] {
@@ -447,11 +448,12 @@ func (a *Allocator) placeGroup(g *group) error {
 		if full || len(rest) == 0 {
 			continue
 		}
-		reserved := s.ar.Stats().ReservedElems
-		if reserved >= uint64(sh.maxSlots) {
+		// Reserve counts a margin of its own besides the batch's.
+		used := s.ar.Stats().ReservedElems + uint64(sh.margin)
+		if used >= uint64(sh.maxSlots) {
 			continue
 		}
-		batch, left, sum := a.take(rest, uint64(sh.maxSlots)-reserved, maxCount)
+		batch, left, sum := a.take(rest, uint64(sh.maxSlots)-used, maxCount)
 		if len(batch) == 0 {
 			continue
 		}
@@ -460,7 +462,7 @@ func (a *Allocator) placeGroup(g *group) error {
 			// maximum, that would be every frame. The batch goes on,
 			// and Sweep closes the holes within its budget.
 			rest = append(left, batch...)
-			a.sortPieces(rest)
+			a.sortPieces(rest, sh)
 			continue
 		}
 		err = s.ar.Reserve(uint32(sum)) // take keeps sum under the slab's maximum
@@ -468,7 +470,7 @@ func (a *Allocator) placeGroup(g *group) error {
 			// At its maximum after all, or the device refused the growth:
 			// the batch goes on to the next slab or a new one.
 			rest = append(left, batch...)
-			a.sortPieces(rest)
+			a.sortPieces(rest, sh)
 			continue
 		}
 		if err != nil {
@@ -504,9 +506,10 @@ func (a *Allocator) placeGroup(g *group) error {
 // sortPieces sorts the pieces of one group, largest first, ties in the
 // order given (staging order, for a Flush's first sort). They share their
 // layout, and so their Kind, and each is a (slots, record) pair whose
-// need follows from its slots; so it sorts them as packed keys, without a
-// comparison function, and by their sizes' bytes only.
-func (a *Allocator) sortPieces(pieces []piece) {
+// need follows from its slots and their slabs' shape sh; so it sorts them
+// as packed keys, without a comparison function, and by their sizes'
+// bytes only.
+func (a *Allocator) sortPieces(pieces []piece, sh slabShape) {
 	if len(pieces) < 2 {
 		return
 	}
@@ -519,7 +522,7 @@ func (a *Allocator) sortPieces(pieces []piece) {
 	kind := pieces[0].kind
 	for i, k := range keys {
 		slots := ^uint32(k >> 32)
-		need, _ := arena.RoundUp(slots) // dedicated() found it in range
+		need, _ := sh.need(slots) // flush found it in range
 		pieces[i] = piece{idx: uint32(k), kind: kind, slots: slots, need: need}
 	}
 	a.pieceKeys = keys
@@ -620,9 +623,9 @@ func (a *Allocator) take(pieces []piece, room uint64, maxCount int) (batch, left
 }
 
 // allocate places the pieces of batch in s, where Reserve or the slab's
-// creation made room: each is served as the slab is (AllocateIfFits),
-// but with guards, whose margins Reserve's sum leaves out, when the
-// arena must make room again (AllocateOwned). When s runs out of
+// creation made room for their needs, margins included: each is served
+// as the slab is (AllocateIfFits), or, were it refused, where the arena
+// makes room again (AllocateOwned). When s runs out of
 // allocation nodes it returns the pieces not placed (in a.unplaced).
 func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err error) {
 	for k, pc := range batch {

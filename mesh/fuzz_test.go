@@ -29,7 +29,9 @@ var bigVertex = sync.OnceValue(func() []byte { return make([]byte, 1<<30+3) })
 // vertex stride is near 2^30 or 2^32 (one vertex), which Add must refuse
 // with ErrInvalidMesh and which must never hold up a later Flush, and
 // sweep with a Steps budget, which bounds the ranges moved by the whole
-// call.
+// call. The input's length picks the guard margin (none, or 16 to 1200
+// bytes: a slab of 2 KiB holds one array of the largest), which counts
+// against a slab's maximum as the arrays do.
 func FuzzAllocator(f *testing.F) {
 	f.Add([]byte{0, 3, 7, 0, 4, 7, 1, 0, 5, 7, 2, 4, 1, 0, 8, 0, 4})
 	f.Add([]byte{0, 0, 0, 4, 1, 5, 2, 4, 3, 4, 6, 5})
@@ -40,7 +42,7 @@ func FuzzAllocator(f *testing.F) {
 			cmds = cmds[:300]
 		}
 		dev := testdevice.Host(t, host.Options{})
-		md := newModel(t, dev, mesh.Options{MinSlabBytes: 64, MaxSlabBytes: 2048, LargeThresholdBytes: 512, MaxMeshesPerSlab: 64})
+		md := newModel(t, dev, mesh.Options{MinSlabBytes: 64, MaxSlabBytes: 2048, LargeThresholdBytes: 512, MaxMeshesPerSlab: 64, GuardBytes: []uint32{0, 16, 300, 1200}[len(cmds)%4]})
 		r := rand.New(rand.NewPCG(uint64(len(cmds)), 1))
 		var hs []mesh.Handle
 		pick := func(b byte) (mesh.Handle, int, bool) {

@@ -64,3 +64,53 @@ func TestGuards(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardsAtSlabLimits: margins count against a slab's maximum as the
+// arrays do. Many small arrays that fill slabs to their maximum go to more
+// slabs, and an array that fits a slab only without its margin gets a
+// buffer of its own, as an array too large for a slab does; every Flush
+// succeeds and no margin is written over.
+func TestGuardsAtSlabLimits(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		opts     mesh.Options
+		meshes   int
+		mesh     mesh.Mesh
+		own      int  // buffers of their own wanted
+		twoSlabs bool // at least two slabs wanted
+	}{
+		{"slabs at their maximum", mesh.Options{GuardBytes: 16, MinSlabBytes: 1 << 10, MaxSlabBytes: 4 << 10}, 200,
+			mesh.Mesh{IndexFormat: mesh.Uint32, Indices: make([]byte, 24)}, 0, true},
+		{"array fits without its margin", mesh.Options{GuardBytes: 32 << 10, MinSlabBytes: 4 << 10, MaxSlabBytes: 64 << 10}, 1,
+			mesh.Mesh{VertexStride: 4, Vertices: make([]byte, 40<<10)}, 1, false},
+		{"one vertex a slab", mesh.Options{GuardBytes: 16, MaxSlabBytes: 1 << 20}, 1,
+			mesh.Mesh{VertexStride: 600 << 10, Vertices: make([]byte, 600<<10)}, 1, false},
+		{"largest margin", mesh.Options{GuardBytes: 60 << 10, MinSlabBytes: 4 << 10, MaxSlabBytes: 64 << 10}, 3,
+			mesh.Mesh{IndexFormat: mesh.Uint16, Indices: make([]byte, 6)}, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testdevice.Each(t, func(t *testing.T, dev device.Device) {
+				a, err := mesh.New(dev, c.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Release()
+				for range c.meshes {
+					if _, err := a.Add(c.mesh); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := a.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				st := a.Stats()
+				if st.Pending != 0 || st.OwnBuffers != c.own || c.twoSlabs && st.Slabs < 2 {
+					t.Fatalf("stats %+v: want %d buffers of their own, two slabs or more: %v", st, c.own, c.twoSlabs)
+				}
+				if bad, err := a.CheckGuards(); err != nil || bad != nil {
+					t.Fatalf("CheckGuards: %v, %v", bad, err)
+				}
+			})
+		})
+	}
+}

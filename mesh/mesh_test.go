@@ -3,6 +3,7 @@ package mesh_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -252,6 +253,11 @@ func TestSettings(t *testing.T) {
 		{"few meshes", mesh.Options{MaxMeshesPerSlab: 2}, mesh.ErrInvalidOptions, nil},
 		{"too many meshes", mesh.Options{MaxMeshesPerSlab: arena.MaxAllocsLimit + 1}, mesh.ErrInvalidOptions, nil},
 		{"bad usage", mesh.Options{Usage: device.MapRead}, mesh.ErrInvalidOptions, nil},
+		// Slab options arena.New would refuse at the first Flush.
+		{"guard over 1 MiB", mesh.Options{GuardBytes: 1<<20 + 4}, arena.ErrInvalidOptions, nil},
+		{"guard max", mesh.Options{GuardBytes: math.MaxUint32}, arena.ErrInvalidOptions, nil},
+		{"guard fills a slab", mesh.Options{GuardBytes: 64 << 10, MinSlabBytes: 4 << 10, MaxSlabBytes: 64 << 10}, arena.ErrInvalidOptions, nil},
+		{"guard", mesh.Options{GuardBytes: 60 << 10, MinSlabBytes: 4 << 10, MaxSlabBytes: 64 << 10}, nil, func(s mesh.Options) bool { return s.GuardBytes == 60<<10 }},
 		{"clamped", mesh.Options{MinSlabBytes: 8 << 30, MaxSlabBytes: 16 << 30, LargeThresholdBytes: 32 << 30}, nil, func(s mesh.Options) bool {
 			return s.MaxSlabBytes == maxBuf && s.MinSlabBytes == maxBuf && s.LargeThresholdBytes == maxBuf
 		}},
@@ -261,6 +267,9 @@ func TestSettings(t *testing.T) {
 			a, err := mesh.New(dev, c.in)
 			if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
 				t.Fatalf("New: %v, want %v", err, c.err)
+			}
+			if err != nil && !errors.Is(err, mesh.ErrInvalidOptions) {
+				t.Fatalf("New: %v, want mesh.ErrInvalidOptions too", err)
 			}
 			if err == nil {
 				defer a.Release()

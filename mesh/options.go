@@ -92,21 +92,26 @@ type Options struct {
 	// GuardBytes, when not zero, gives every array in a slab a margin of
 	// at least that many bytes, filled with a pattern, so that CheckGuards
 	// finds the meshes something wrote past (arena.Options.GuardBytes): a
-	// debugging aid, off by default and free when off. Arrays in buffers
-	// of their own have no margin.
+	// debugging aid, off by default and free when off. At most 1 MiB, and
+	// leaving room for a 4-byte slot in a slab of MaxSlabBytes (New checks
+	// both, through arena.Options.Validate). The margin counts against
+	// a slab's maximum: an array that fits a slab only without it gets a
+	// buffer of its own, and arrays in buffers of their own have no
+	// margin.
 	GuardBytes uint32
 }
 
 // resolve fills in defaults and checks s against the device's limits.
+// The limits of what s passes down to the slabs' arenas (GrowthFactor,
+// MaxMeshesPerSlab, GuardBytes, ShrinkBelow, ShrinkAfter) are arena's:
+// resolve checks them through arena.Options.Validate, on the options of a
+// slab of 4-byte slots (uint32 indices). Every other slab's options differ
+// only in sizes derived from the same MaxSlabBytes, and a slab is made
+// only for arrays its arena serves (slabShape.need), so no slab's
+// arena.New refuses its options at a Flush.
 func (s Options) resolve(lim device.Limits) (Options, error) {
 	if s.GrowthFactor == 0 {
 		s.GrowthFactor = DefaultGrowthFactor
-	}
-	if !(s.GrowthFactor > 1) || math.IsInf(s.GrowthFactor, 0) {
-		return s, fmt.Errorf("%w: growth factor %v, want above 1", ErrInvalidOptions, s.GrowthFactor)
-	}
-	if !(s.ShrinkBelow >= 0 && s.ShrinkBelow < 1) || s.ShrinkAfter < 0 {
-		return s, fmt.Errorf("%w: ShrinkBelow %v (want 0 to below 1), ShrinkAfter %d", ErrInvalidOptions, s.ShrinkBelow, s.ShrinkAfter)
 	}
 	if s.MinSlabBytes == 0 {
 		s.MinSlabBytes = DefaultMinSlabBytes
@@ -126,8 +131,8 @@ func (s Options) resolve(lim device.Limits) (Options, error) {
 	if s.MaxMeshesPerSlab == 0 {
 		s.MaxMeshesPerSlab = DefaultMaxMeshesPerSlab
 	}
-	if s.MaxMeshesPerSlab < 4 || s.MaxMeshesPerSlab > arena.MaxAllocsLimit {
-		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want 4 to %d", ErrInvalidOptions, s.MaxMeshesPerSlab, arena.MaxAllocsLimit)
+	if s.MaxMeshesPerSlab < 4 { // a batch of 2 and the nodes around it (placeGroup)
+		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want at least 4", ErrInvalidOptions, s.MaxMeshesPerSlab)
 	}
 	if err := (s.Usage | device.Vertex | device.Index | device.CopySrc | device.CopyDst | device.Storage).Validate(); err != nil {
 		return s, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -136,12 +141,19 @@ func (s Options) resolve(lim device.Limits) (Options, error) {
 	s.MaxSlabBytes = min(s.MaxSlabBytes, lim.MaxBufferSize)
 	s.MinSlabBytes = min(s.MinSlabBytes, s.MaxSlabBytes)
 	s.LargeThresholdBytes = min(s.LargeThresholdBytes, s.MaxSlabBytes)
+	l := IndexLayout(Uint32)
+	if err := s.arenaOptions(l, s.shape(l).minSlots, nil).Validate(lim); err != nil {
+		return s, fmt.Errorf("%w: slabs: %w", ErrInvalidOptions, err)
+	}
 	return s, nil
 }
 
 // slabShape is what one layout's slabs look like, in slots.
 type slabShape struct {
 	minSlots, maxSlots uint32
+	// margin is the slots of guard margin every array takes in a slab
+	// (arena.Options.MarginElems); 0 without Options.GuardBytes.
+	margin uint32
 }
 
 // shape returns the slab sizes of l in slots: MinSlabBytes rounded up,
@@ -153,7 +165,20 @@ func (s *Options) shape(l Layout) slabShape {
 	sb := uint64(l.SlotBytes())
 	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems, math.MaxUint32/uint64(l.ElemsPerSlot()))
 	minSlots := min(max((s.MinSlabBytes+sb-1)/sb, 1), maxSlots)
-	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots)}
+	margin := arena.Options{ElemSize: uint32(sb), GuardBytes: s.GuardBytes}.MarginElems()
+	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots), margin: margin}
+}
+
+// need returns what an array of slots takes from a slab's allocator: its
+// slots and margin, rounded up to their bin (arena.RoundUp), as Reserve
+// counts a request. ok is false when no slab of this shape, even at its
+// largest, serves the array: it gets a buffer of its own. O(1).
+func (sh slabShape) need(slots uint32) (need uint32, ok bool) {
+	if slots > sh.maxSlots || sh.margin > sh.maxSlots-slots {
+		return 0, false
+	}
+	need, ok = arena.RoundUp(slots + sh.margin)
+	return need, ok && need <= sh.maxSlots
 }
 
 // arenaMaxElems keeps slab capacities where arena.RoundUp can round a
