@@ -72,7 +72,7 @@ type BufferOptions struct {
 	// caller ends every frame on it too (staging.Belt.EndFrame with the
 	// frame's fence). The copies are recorded work: a renderer submitting
 	// its own command buffers calls the device's Submit first, as for any
-	// recorded gpumem work.
+	// recorded gpumem work. Usage must have CopyDst (NewBuffer checks).
 	Belt *staging.Belt
 }
 
@@ -137,6 +137,9 @@ func NewBuffer(dev device.Device, opts BufferOptions) (*Buffer, error) {
 	}
 	if err := opts.Usage.Validate(); err != nil {
 		return nil, fmt.Errorf("ring.NewBuffer: %w: %w", ErrInvalidOptions, err)
+	}
+	if opts.Belt != nil && !opts.Usage.Has(device.CopyDst) {
+		return nil, fmt.Errorf("ring.NewBuffer: a belt, and usage %v without the CopyDst its copies need: %w", opts.Usage, ErrInvalidOptions)
 	}
 	if opts.SizeBytes == 0 {
 		opts.SizeBytes = 64 << 10

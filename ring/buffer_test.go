@@ -8,6 +8,7 @@ import (
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
 	"github.com/gpumem/gpumem/ring"
+	"github.com/gpumem/gpumem/staging"
 )
 
 // testUsage lets tests read back what they wrote.
@@ -234,10 +235,15 @@ func TestBufferGrowthFailure(t *testing.T) {
 
 func TestBufferErrors(t *testing.T) {
 	dev := newHeld(t)
+	belt, err := staging.New(dev, staging.Options{ChunkBytes: 4 << 10})
+	must(t, err)
+	t.Cleanup(belt.Release)
 	for _, opts := range []ring.BufferOptions{
 		{Alignment: 384},
 		{SizeBytes: 4096, MaxSizeBytes: 1024},
 		{Usage: device.MapWrite | device.Uniform},
+		// A belt that Write could not copy from: no CopyDst.
+		{Usage: device.Uniform | device.Storage, Belt: belt},
 	} {
 		if _, err := ring.NewBuffer(dev, opts); !errors.Is(err, ring.ErrInvalidOptions) {
 			t.Errorf("NewBuffer(%+v): %v, want ErrInvalidOptions", opts, err)

@@ -8,7 +8,8 @@ import "errors"
 var (
 	// ErrInvalidOptions is returned by the constructors for options that
 	// cannot work: a nil device, an alignment that is not a power of two,
-	// a maximum size below the initial one, a usage the device rejects.
+	// a maximum size below the initial one, a usage the device rejects,
+	// a belt for a buffer without CopyDst.
 	ErrInvalidOptions = errors.New("ring: invalid options")
 
 	// ErrInvalidSize is returned by Allocate for a request of zero bytes or
