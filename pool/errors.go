@@ -27,8 +27,9 @@ var (
 	// its buffer is idle, evicted, or leased again under a newer Lease.
 	ErrNotLeased = errors.New("pool: lease already put back")
 
-	// ErrInvalidOptions is returned by New for options that cannot work,
-	// and for a nil device.
+	// ErrInvalidOptions is returned by New for options that cannot work
+	// (a negative MaxIdle, a budget below the smallest buffer), and for a
+	// nil device.
 	ErrInvalidOptions = errors.New("pool: invalid options")
 
 	// ErrReleased is returned by Acquire and Put after Release.

@@ -344,9 +344,18 @@ func deviceBuffers(dev device.Device, want int) int {
 }
 
 func TestNewInvalid(t *testing.T) {
-	if _, err := pool.New(testdevice.Host(t, host.Options{}), pool.Options{MaxIdle: -1}); !errors.Is(err, pool.ErrInvalidOptions) {
+	dev := testdevice.Host(t, host.Options{})
+	if _, err := pool.New(dev, pool.Options{MaxIdle: -1}); !errors.Is(err, pool.ErrInvalidOptions) {
 		t.Fatalf("negative MaxIdle: %v", err)
 	}
+	// A budget below the smallest buffer: every Acquire would fail.
+	for _, b := range []uint64{1, device.CopyAlignment - 1} {
+		if _, err := pool.New(dev, pool.Options{BudgetBytes: b}); !errors.Is(err, pool.ErrInvalidOptions) {
+			t.Fatalf("BudgetBytes %d: %v", b, err)
+		}
+	}
+	p := newPool(t, dev, pool.Options{BudgetBytes: device.CopyAlignment})
+	release(t, p, acquire(t, p, 1, 0, device.Uniform|device.CopyDst))
 }
 
 // TestNilDevice: New refuses a nil device with ErrInvalidOptions instead
