@@ -8,8 +8,8 @@ import "errors"
 var (
 	// ErrInvalidOptions is returned by New for options that cannot work:
 	// a nil device, more layers per page than the device or a handle
-	// allows, more pages
-	// than a handle can name, a negative count.
+	// allows, more pages than a handle can name, a negative count, too
+	// few pages for the built-in textures and one texture more.
 	ErrInvalidOptions = errors.New("bindless: invalid options")
 
 	// ErrInvalidKey is returned for a Key the device cannot make a texture

@@ -104,10 +104,30 @@ type Options struct {
 	// MaxArrayLayers, which is also the most it may be.
 	LayersPerPage uint32
 	// MaxPages caps the page count over all buckets: the number of
-	// texture bindings a shader declares. 0 means 8.
+	// texture bindings a shader declares. 0 means 8. It leaves room for
+	// the three built-in textures and one texture more (New checks): one
+	// page will do with 4 layers a page or more.
 	MaxPages int
-	// MaxPagesPerBucket caps each bucket's pages; 0 means MaxPages.
+	// MaxPagesPerBucket caps each bucket's pages; 0 means MaxPages. It
+	// holds the built-in textures' pages (New checks).
 	MaxPagesPerBucket int
+}
+
+// roomForBuiltins checks that o (defaults filled in, LayersPerPage at
+// least 1) leaves room for the three built-in textures, which take the
+// first pages of their bucket, and for one texture more: a layer left on
+// their last page, or a page beyond theirs.
+func (o Options) roomForBuiltins() error {
+	pages := int((3 + o.LayersPerPage - 1) / o.LayersPerPage)
+	switch {
+	case o.MaxPages < pages || o.MaxPagesPerBucket < pages:
+		return fmt.Errorf("the 3 built-in textures take %d pages of %d layers; MaxPages is %d, MaxPagesPerBucket %d",
+			pages, o.LayersPerPage, o.MaxPages, o.MaxPagesPerBucket)
+	case o.MaxPages == pages && uint32(pages)*o.LayersPerPage == 3:
+		return fmt.Errorf("the 3 built-in textures fill all %d pages of %d layers (MaxPages): no room for another texture",
+			pages, o.LayersPerPage)
+	}
+	return nil
 }
 
 // Default texel values of the built-in textures, RGBA8Unorm.
@@ -178,10 +198,13 @@ func New[K comparable](dev device.Device, opts Options) (*Registry[K], error) {
 		opts.MaxPagesPerBucket = opts.MaxPages
 	}
 	switch {
-	case opts.LayersPerPage > maxLayers || opts.LayersPerPage > 1<<16:
+	case opts.LayersPerPage == 0 || opts.LayersPerPage > maxLayers || opts.LayersPerPage > 1<<16:
 		return nil, fmt.Errorf("bindless.New: %d layers per page, device allows %d, a handle 65536: %w", opts.LayersPerPage, maxLayers, ErrInvalidOptions)
 	case opts.MaxPages < 0 || opts.MaxPages > 1<<16 || opts.MaxPagesPerBucket < 0:
 		return nil, fmt.Errorf("bindless.New: %d pages, %d per bucket; a handle names at most 65536: %w", opts.MaxPages, opts.MaxPagesPerBucket, ErrInvalidOptions)
+	}
+	if err := opts.roomForBuiltins(); err != nil {
+		return nil, fmt.Errorf("bindless.New: %w: %w", ErrInvalidOptions, err)
 	}
 	r := &Registry[K]{
 		dev:      dev,

@@ -287,10 +287,29 @@ func TestRegistryOptions(t *testing.T) {
 		{LayersPerPage: 17},
 		{MaxPages: 1<<16 + 1},
 		{MaxPages: -1},
+		// Too few pages for the three built-in textures.
+		{LayersPerPage: 1, MaxPages: 2},
+		{LayersPerPage: 2, MaxPagesPerBucket: 1},
+		// The built-in textures fill every page: nothing else fits.
+		{LayersPerPage: 3, MaxPages: 1},
+		{LayersPerPage: 1, MaxPages: 3},
 	} {
 		if _, err := bindless.New[int](dev, o); !errors.Is(err, bindless.ErrInvalidOptions) {
 			t.Errorf("New(%+v): %v, want ErrInvalidOptions", o, err)
 		}
+	}
+	// The fewest pages that leave room: a free layer beside the built-in
+	// textures, or a page.
+	for _, o := range []bindless.Options{
+		{LayersPerPage: 4, MaxPages: 1},
+		{LayersPerPage: 3, MaxPages: 2, MaxPagesPerBucket: 1},
+		{LayersPerPage: 1, MaxPages: 4, MaxPagesPerBucket: 3},
+	} {
+		r, err := bindless.New[int](dev, o)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", o, err)
+		}
+		r.Release()
 	}
 	r := newRegistry(t, dev, bindless.Options{})
 	if st := r.Stats(); st.Layers != 16 || st.Builtin != 3 || st.Pages != 1 {
