@@ -88,10 +88,11 @@ type Buffer interface {
 	// Size returns the buffer's size in bytes: Desc().Size.
 	Size() uint64
 	// Release ends gpumem's use of the buffer: later use through the
-	// device returns ErrReleased. Its memory is freed once a fence marked
-	// after the call (Device.Fence) has completed, so that work recorded
-	// before it, by gpumem or by a renderer sharing the device, may still
-	// name it until the frame that released it ends. It is idempotent and
+	// device returns ErrReleased. A backend whose objects a renderer can
+	// name (webgpu) frees the memory only once a fence marked after the
+	// call (Device.Fence) has completed, so that work recorded in the
+	// frame that released it, by gpumem or by the renderer, may still
+	// name it; the host backend frees it at once. It is idempotent and
 	// never fails, even on a lost device.
 	Release()
 }
