@@ -42,7 +42,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
 // CheckGuards checks guards of buf in a compute kernel (guardWGSL) and
 // reads back one word per guard; see device.CheckGuards. A buffer larger
 // than one storage binding, or without Storage usage, has its guards read
-// back instead.
+// back instead. A batch whose table or results are more than a binding
+// holds is checked in slices, a kernel and a read back each.
 func (d *Device) CheckGuards(db device.Buffer, guards []device.Guard, pattern uint32, bad []int) ([]int, error) {
 	b, err := d.buffer(db, "checked", device.CopySrc)
 	if err != nil {
@@ -61,6 +62,21 @@ func (d *Device) CheckGuards(db device.Buffer, guards []device.Guard, pattern ui
 	if err != nil {
 		return bad, err
 	}
+	// A slice's table, 8 bytes a guard and 8 of header, and its results,
+	// 4 bytes a guard, are each one binding of a buffer.
+	slice := int(min(d.limits.MaxStorageBufferBindingSize, d.limits.MaxBufferSize)/8 - 1)
+	for i := 0; i < len(guards); i += slice {
+		bad, err = d.checkGuards(k, b, guards[i:min(i+slice, len(guards))], pattern, bad, i)
+		if err != nil {
+			return bad, err
+		}
+	}
+	return bad, nil
+}
+
+// checkGuards is CheckGuards on a slice of guards short enough for one
+// dispatch; first is the index of the slice's first guard in the batch.
+func (d *Device) checkGuards(k *kernels, b *Buffer, guards []device.Guard, pattern uint32, bad []int, first int) ([]int, error) {
 	table := make([]byte, 0, 8*(len(guards)+1))
 	table = binary.LittleEndian.AppendUint32(table, pattern)
 	table = binary.LittleEndian.AppendUint32(table, 0)
@@ -73,7 +89,11 @@ func (d *Device) CheckGuards(db device.Buffer, guards []device.Guard, pattern ui
 		return bad, err
 	}
 	defer out.Release()
-	tb, pass, err := d.tablePass("guard", table)
+	tb, err := d.tableBuffer("guard", table)
+	if err != nil {
+		return bad, err
+	}
+	pass, err := d.computePass()
 	if err != nil {
 		return bad, err
 	}
@@ -105,7 +125,7 @@ func (d *Device) CheckGuards(db device.Buffer, guards []device.Guard, pattern ui
 	}
 	for i := range guards {
 		if binary.LittleEndian.Uint32(res[4*i:]) != 0 {
-			bad = append(bad, i)
+			bad = append(bad, first+i)
 		}
 	}
 	return bad, nil

@@ -19,7 +19,12 @@ import (
 // buffer. The batch's table is encoded straight into a mapped staging
 // buffer the device recycles (tablestage.go) and copied into the device's
 // table buffer ahead of the batch's dispatches (a queue write in the
-// browser); each dispatch binds its segment at a dynamic offset.
+// browser); each dispatch binds its segment at a dynamic offset. A table
+// larger than the largest table buffer holds (past 8 M entries at
+// WebGPU's default limits) is cut into runs of dispatches, in order, a
+// compute pass and an upload each (see moveCompute): the run boundaries
+// fall between dispatches, which run in order anyway, so the plan's
+// passes and levels, and the batch's result, stay as they are.
 //
 // A storage binding sees at most maxStorageBufferBindingSize bytes of a
 // buffer (128 MiB by default). A larger buffer is bound through windows of
@@ -246,6 +251,10 @@ type moveTables struct {
 	phases []tableBuilder
 	words  []uint32 // the table, as words
 	bytes  []byte   // the table, on a big-endian host
+	// runViews and runEnds are cutRuns' result: a batch whose table is
+	// more than one upload takes, in runs.
+	runViews []tableBuilder
+	runEnds  []int
 }
 
 // hostLittleEndian reports whether the host stores a uint32 least
@@ -526,22 +535,98 @@ func (t *tableBuilder) chunks(kernel int, srcScratch bool, src uint64, dstScratc
 // the device's table buffer (uploadTable), and each group is one
 // dispatch of its kernel with the bind group of its bindings (made once
 // and kept while the buffer, the table buffer and scratch stay the same)
-// at its segment's offset.
+// at its segment's offset. A table larger than one upload takes
+// (tableLimits) is cut into runs of groups, in dispatch order, each
+// uploaded and dispatched in a compute pass of its own after the
+// previous run's: the dispatches keep their order, so the batch keeps
+// its result.
 func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 256))
 	half := windowStep(b.desc.Size, d.limits.MaxStorageBufferBindingSize, segAlign)
-	maxEntries := int((min(d.limits.MaxStorageBufferBindingSize, 16<<20) - 16) / 16)
+	segMax, runMax := d.tableLimits(segAlign)
+	maxEntries := int((segMax - 16) / 16)
 	phases := d.tables.buildGroups(p, half, maxEntries)
 	enc, err := d.encoder()
 	if err != nil {
 		return err
 	}
+	if tableBytes(phases, segAlign) <= runMax {
+		return d.dispatchRun(k, enc, b, phases, half, segAlign)
+	}
+	runs, ends := d.tables.cutRuns(phases, segAlign, runMax)
+	from := 0
+	for _, end := range ends {
+		if err := d.dispatchRun(k, enc, b, runs[from:end], half, segAlign); err != nil {
+			return err
+		}
+		from = end
+	}
+	return nil
+}
+
+// tableLimits returns the most bytes of one group's segment of a move
+// table, which one binding of the table buffer sees whole (16 MiB at
+// most: a million entries, so a dispatch's second dimension stays far
+// below maxWorkgroups), and the most bytes of the tables one upload
+// takes: what the largest table buffer holds below its last binding's
+// window (see moveTableBuffer), which is at least one segment. Both are
+// multiples of segAlign.
+func (d *Device) tableLimits(segAlign uint64) (segMax, runMax uint64) {
+	c := d.limits.MaxBufferSize &^ (segAlign - 1)
+	segMax = min(d.limits.MaxStorageBufferBindingSize, c/2, 16<<20) &^ (segAlign - 1)
+	runMax = (c - tableWindow(c, d.limits.MaxStorageBufferBindingSize)) &^ (segAlign - 1)
+	return segMax, runMax
+}
+
+// tableWindow is the bytes a binding of a table buffer of size bytes
+// sees from its dynamic offset: half the buffer, at most a binding.
+func tableWindow(size, maxBinding uint64) uint64 { return min(size/2, maxBinding&^255) }
+
+// cutRuns cuts the groups of phases, in dispatch order, into runs whose
+// tables take at most limit bytes each (limit holds any one segment). It
+// returns views of phases, the runs' one after another (each view a
+// phase's groups of one run), and where each run's views end; both are
+// valid until the next call.
+func (mt *moveTables) cutRuns(phases []tableBuilder, segAlign, limit uint64) ([]tableBuilder, []int) {
+	views, ends := mt.runViews[:0], mt.runEnds[:0]
+	used := uint64(0) // bytes of the current run's table
+	for _, t := range phases {
+		gs := t.used()
+		from := 0
+		for i, g := range gs {
+			next := alignUp(used+segmentBytes(len(g.entries)), segAlign)
+			if next <= limit || used == 0 {
+				used = next
+				continue
+			}
+			if i > from {
+				v := t
+				v.groups, v.n = gs[from:i], i-from
+				views = append(views, v)
+			}
+			ends = append(ends, len(views))
+			from, used = i, alignUp(segmentBytes(len(g.entries)), segAlign)
+		}
+		if len(gs) > from {
+			v := t
+			v.groups, v.n = gs[from:], len(gs)-from
+			views = append(views, v)
+		}
+	}
+	ends = append(ends, len(views))
+	mt.runViews, mt.runEnds = views, ends
+	return views, ends
+}
+
+// dispatchRun uploads the table of phases and records their groups'
+// dispatches in a compute pass of their own on enc, in order.
+func (d *Device) dispatchRun(k *kernels, enc *wgpu.CommandEncoder, b *Buffer, phases []tableBuilder, half, segAlign uint64) error {
 	base, err := d.uploadTable(k, enc, phases, segAlign)
 	if err != nil {
 		return err
 	}
 	d.encUsed = true
-	bb := k.table.boundFor(b)
+	bb := k.table.boundFor(b) // after the upload, which may drop the bind groups
 	pass := enc.BeginComputePass(nil)
 	off := base // of the group's segment in the table buffer, bytes
 	var last *kernel
@@ -586,9 +671,11 @@ func (d *Device) moveCompute(k *kernels, b *Buffer, p *planner) error {
 // write in the browser, which lands before the encoder's commands at its
 // submit); with the next encoder the buffer is written from the start
 // again (submission order puts those writes after the earlier submit's
-// reads). A binding sees
-// size bytes from its dynamic offset, and every table starts in the first
-// half: size is half the buffer.
+// reads), and so is a buffer of the largest size that the encoder's
+// tables outgrow (command order puts the copy after the dispatches that
+// read what it overwrites). A binding sees size bytes from its dynamic
+// offset, and every table starts in the first half: size is half the
+// buffer, at most a binding.
 //
 // The bind groups are kept per moved buffer, for the last maxBoundBuffers
 // buffers moved, so that a device whose managers sweep several arenas a
@@ -684,18 +771,21 @@ func (t *moveTableBuffer) boundFor(b *Buffer) *boundBuffer {
 	return &t.bound[len(t.bound)-1]
 }
 
-// uploadTable puts the table of phases (segments aligned to segAlign) in
-// the table buffer for the pending encoder enc and returns its offset, a
-// multiple of segAlign: natively encoded into a staging buffer's mapping
-// and copied by a command recorded in enc ahead of the batch's compute
-// pass (tablestage.go), in the browser by a queue write, which lands
-// before enc's commands at its submit. It grows the buffer (the old one is
-// destroyed once the GPU is done with it) when the encoder's tables
-// outgrow its first half: to twice its size at least, so that a run of
-// batches recorded into one encoder (several arenas swept in a frame,
-// devbench's back-to-back batches) settles, after a few doublings, on one
-// buffer and one set of bind groups, instead of a new buffer for every
-// batch past the first.
+// uploadTable puts the table of phases (segments aligned to segAlign, at
+// most tableLimits' runMax bytes) in the table buffer for the pending
+// encoder enc and returns its offset, a multiple of segAlign: natively
+// encoded into a staging buffer's mapping and copied by a command
+// recorded in enc ahead of the batch's compute pass (tablestage.go), in
+// the browser by a queue write, which lands before enc's commands at its
+// submit. It grows the buffer (the old one is destroyed once the GPU is
+// done with it) when the encoder's tables outgrow its first half: to
+// twice its size at least, so that a run of batches recorded into one
+// encoder (several arenas swept in a frame, devbench's back-to-back
+// batches) settles, after a few doublings, on one buffer and one set of
+// bind groups, instead of a new buffer for every batch past the first.
+// A buffer of the largest size is written from its start again instead:
+// natively the copy runs after the dispatches recorded before it, which
+// have read what it overwrites.
 func (d *Device) uploadTable(k *kernels, enc *wgpu.CommandEncoder, phases []tableBuilder, segAlign uint64) (uint64, error) {
 	t := &k.table
 	if t.enc != d.enc {
@@ -704,25 +794,30 @@ func (d *Device) uploadTable(k *kernels, enc *wgpu.CommandEncoder, phases []tabl
 	n := tableBytes(phases, segAlign)
 	base := alignUp(t.used, segAlign)
 	if t.buf == nil || base+n > t.capacity-t.size {
-		size := alignUp(max(2*n, 2*t.capacity, 64<<10), 256)
-		if size > d.limits.MaxBufferSize {
+		largest := d.limits.MaxBufferSize &^ 255
+		size := min(alignUp(max(2*n, 2*t.capacity, 64<<10), 256), largest)
+		switch {
+		case n > size-tableWindow(size, d.limits.MaxStorageBufferBindingSize):
 			return 0, fmt.Errorf("webgpu: move: a table of %d bytes, more than a buffer holds (%d): %w", n, d.limits.MaxBufferSize, device.ErrInvalidUsage)
+		case stagedTables && t.buf != nil && size == t.capacity && n <= t.capacity-t.size:
+			base = 0
+		default:
+			buf, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
+				Label: "gpumem move tables",
+				Size:  size,
+				Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopyDst,
+			})
+			if err != nil {
+				return 0, d.fail("create move table buffer", err)
+			}
+			if t.buf != nil {
+				d.graveBuffers = append(d.graveBuffers, t.buf)
+			}
+			t.dropBindGroups()
+			t.buf, t.capacity, base = buf, size, 0
+			t.buffers++
+			t.size = tableWindow(size, d.limits.MaxStorageBufferBindingSize)
 		}
-		buf, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
-			Label: "gpumem move tables",
-			Size:  size,
-			Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopyDst,
-		})
-		if err != nil {
-			return 0, d.fail("create move table buffer", err)
-		}
-		if t.buf != nil {
-			d.graveBuffers = append(d.graveBuffers, t.buf)
-		}
-		t.dropBindGroups()
-		t.buf, t.capacity, base = buf, size, 0
-		t.buffers++
-		t.size = min(size/2, d.limits.MaxStorageBufferBindingSize&^255)
 	}
 	if stagedTables {
 		if err := d.stageTable(enc, phases, n, segAlign, t.buf, base); err != nil {

@@ -13,7 +13,10 @@ import (
 // Patch adds each patch's Delta to the word at its Index, in a compute
 // shader (patchWGSL). Patches of one index add up: the shader adds
 // atomically. A buffer larger than one storage binding is patched through
-// windows, as Move does.
+// windows, as Move does. The table, 8 bytes a patch, is bound in segments
+// of at most a binding, a dispatch each, in table buffers of at most
+// MaxBufferSize bytes: one segment a window and one table buffer, unless
+// the batch is longer than those hold.
 func (d *Device) Patch(db device.Buffer, patches []device.Patch) error {
 	b, err := d.buffer(db, "patch", device.Storage)
 	if err != nil {
@@ -47,23 +50,49 @@ func (d *Device) Patch(db device.Buffer, patches []device.Patch) error {
 		}
 		windows[w] = append(windows[w], uint32(uint64(p.Index)-base/4), p.Delta)
 	}
+	// Segments of at most maxSeg patches (one binding of a table), each
+	// starting at a multiple of segAlign, in tables of at most
+	// MaxBufferSize bytes: one table, with one segment a window, unless
+	// the batch is larger than a binding or a buffer holds.
 	segAlign := uint64(max(d.limits.StorageOffsetAlignment, 16))
-	var table []byte
+	maxTable := d.limits.MaxBufferSize
+	maxSeg := min(d.limits.MaxStorageBufferBindingSize, maxTable) / 8
 	type seg struct {
+		table             int // index of its table buffer
 		window, offset, n uint64
 	}
-	var segs []seg
+	segs := make([]seg, 0, len(windows))
+	var tbsArr [1]*wgpu.Buffer
+	tbs := tbsArr[:0] // the table buffers made so far
+	table := make([]byte, 0, min(8*uint64(len(patches))+uint64(len(windows))*segAlign, maxTable))
 	for w, words := range windows {
-		off := uint64(len(table))
-		for _, v := range words {
-			table = binary.LittleEndian.AppendUint32(table, v)
-		}
-		segs = append(segs, seg{w, off, uint64(len(words) / 2)})
-		for uint64(len(table))%segAlign != 0 {
-			table = append(table, 0)
+		for len(words) > 0 {
+			n := min(uint64(len(words)/2), maxSeg)
+			off := alignUp(uint64(len(table)), segAlign)
+			if off+8*n > maxTable { // this table is full: up with it
+				tb, err := d.tableBuffer("patch", table)
+				if err != nil {
+					return err
+				}
+				tbs = append(tbs, tb)
+				table, off = table[:0], 0
+			}
+			for uint64(len(table)) < off {
+				table = append(table, 0)
+			}
+			for _, v := range words[:2*n] {
+				table = binary.LittleEndian.AppendUint32(table, v)
+			}
+			segs = append(segs, seg{len(tbs), w, off, n})
+			words = words[2*n:]
 		}
 	}
-	tb, pass, err := d.tablePass("patch", table)
+	tb, err := d.tableBuffer("patch", table)
+	if err != nil {
+		return err
+	}
+	tbs = append(tbs, tb)
+	pass, err := d.computePass()
 	if err != nil {
 		return err
 	}
@@ -76,7 +105,7 @@ func (d *Device) Patch(db device.Buffer, patches []device.Patch) error {
 		bg, err := d.dev.TryCreateBindGroup(&wgpu.BindGroupDescriptor{
 			Layout: k.patch.layout,
 			Entries: []wgpu.BindGroupEntry{
-				{Binding: 0, Buffer: tb, Offset: s.offset, Size: s.n * 8},
+				{Binding: 0, Buffer: tbs[s.table], Offset: s.offset, Size: s.n * 8},
 				entry,
 			},
 		})
@@ -98,23 +127,28 @@ func (d *Device) Patch(db device.Buffer, patches []device.Patch) error {
 	return nil
 }
 
-// tablePass uploads table, a kernel's table of work, into a storage buffer
-// (destroyed once the GPU is done with it) and opens a compute pass on the
-// pending encoder for the dispatches that read it.
-func (d *Device) tablePass(what string, table []byte) (*wgpu.Buffer, *wgpu.ComputePassEncoder, error) {
+// tableBuffer uploads table, a kernel's table of work, into a storage
+// buffer, destroyed once the GPU is done with it. It copies table: the
+// caller may reuse it at once.
+func (d *Device) tableBuffer(what string, table []byte) (*wgpu.Buffer, error) {
 	tb, err := d.dev.TryCreateBufferInit(&wgpu.BufferInitDescriptor{
 		Label:    "gpumem " + what + " table",
 		Contents: table,
 		Usage:    wgpu.BufferUsageStorage,
 	})
 	if err != nil {
-		return nil, nil, d.fail("create "+what+" table", err)
+		return nil, d.fail("create "+what+" table", err)
 	}
 	d.graveBuffers = append(d.graveBuffers, tb)
+	return tb, nil
+}
+
+// computePass opens a compute pass on the pending encoder.
+func (d *Device) computePass() (*wgpu.ComputePassEncoder, error) {
 	enc, err := d.encoder()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	d.encUsed = true
-	return tb, enc.BeginComputePass(nil), nil
+	return enc.BeginComputePass(nil), nil
 }

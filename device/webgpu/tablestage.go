@@ -103,11 +103,14 @@ func (s *tableStaging) reserve(d *Device, n uint64) (dst []byte, buf *wgpu.Buffe
 			return cur.mapped[off : off+n : off+n], cur.buf, off, nil
 		}
 	}
-	want := max(n, s.high)
+	want := s.high
 	if k := len(s.pending); k > 0 {
 		// This encoder's tables outgrew its buffer: double.
-		want = max(n, 2*s.pending[k-1].size)
+		want = 2 * s.pending[k-1].size
 	}
+	// No larger than a buffer may be: an encoder's tables past that (a
+	// batch cut into runs, see moveCompute) take several.
+	want = max(n, min(want, d.limits.MaxBufferSize))
 	sb, err := s.take(d, alignUp(max(want, minStagingBytes), minStagingBytes), want)
 	if err != nil {
 		return nil, nil, 0, err
