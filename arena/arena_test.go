@@ -176,7 +176,7 @@ func TestBadCalls(t *testing.T) {
 		}
 		a.Release()
 		a.Release()
-		if _, err := a.Allocate(1); !errors.Is(err, arena.ErrReleased) {
+		if _, err := a.Allocate(1); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("after release: %v", err)
 		}
 	})

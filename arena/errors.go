@@ -1,6 +1,11 @@
 package arena
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // Errors returned by an Arena; each comes wrapped with context, but
 // ErrNoFit. Device
@@ -39,7 +44,8 @@ var (
 	// ErrInvalidHandle is returned for a Handle that is not live in this
 	// arena: the zero Handle, one freed already, or one of another arena.
 	ErrInvalidHandle = errors.New("arena: invalid handle")
-
-	// ErrReleased is returned by every method after Release.
-	ErrReleased = errors.New("arena: released")
 )
+
+// errReleased is returned by every method after Release: device.ErrReleased, the
+// one sentinel for use after Release, with the package's name.
+var errReleased = fmt.Errorf("arena: %w", device.ErrReleased)

@@ -66,7 +66,7 @@ func (a *Arena) fillGuard(id uint32) error {
 // margins' bytes.
 func (a *Arena) CheckGuards() ([]Handle, error) {
 	if a.released {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	if a.opts.GuardBytes == 0 {
 		return nil, nil

@@ -116,7 +116,7 @@ func (a *Arena) forget(id uint32) {
 // buffer (shrink.go).
 func (a *Arena) Sweep(budget Budget) ([]Move, error) {
 	if a.released {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	completed, err := a.sweep(budget.Or(a.opts.Budget))
 	if completed {
@@ -175,6 +175,10 @@ func (a *Arena) flush(bytes uint64) error {
 	}
 	a.stats.Moves += uint64(len(a.done))
 	a.stats.BytesMoved += bytes
+	if a.placing {
+		a.reportMoves() // Place reports them, once its batch is placed
+		return nil
+	}
 	if a.opts.OnMove != nil {
 		for _, m := range a.done {
 			a.opts.OnMove(m)
@@ -188,7 +192,7 @@ func (a *Arena) flush(bytes uint64) error {
 // at the tail. It returns the moves, as Sweep does. O(live allocations).
 func (a *Arena) Compact() ([]Move, error) {
 	if a.released {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	if err := a.compact(); err != nil {
 		return nil, err

@@ -47,10 +47,10 @@ import "fmt"
 // and the bytes given back. A trim the device or a budget refuses leaves
 // that page as it was, as in Shrink. Every id maps to a layer holding its
 // texels whatever fails. O(layers) plus the copies; it allocates the
-// list of moves. It fails with ErrReleased, or with the device's error.
+// list of moves. It fails with device.ErrReleased, or with the device's error.
 func (r *Registry[K]) Compact(moved func(id K, from, to Handle)) (int, uint64, error) {
 	if r.released {
-		return 0, 0, fmt.Errorf("bindless: Compact: %w", ErrReleased)
+		return 0, 0, fmt.Errorf("bindless: Compact: %w", errReleased)
 	}
 	var moves []move[K]
 	var err error

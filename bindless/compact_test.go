@@ -264,7 +264,7 @@ func TestCompact(t *testing.T) {
 			t.Fatalf("no trimmed page grew back: %+v", r.Stats())
 		}
 		r.Release()
-		if _, _, err := r.Compact(nil); !errors.Is(err, bindless.ErrReleased) {
+		if _, _, err := r.Compact(nil); !errors.Is(err, device.ErrReleased) {
 			t.Fatalf("Compact after Release: %v", err)
 		}
 	})

@@ -1,6 +1,11 @@
 package bindless
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // Errors returned by a Registry, each wrapped with context; test them
 // with errors.Is. Device errors (device.ErrOutOfMemory, ...) come wrapped
@@ -35,7 +40,8 @@ var (
 	// ErrInvalidSize is returned when pixel data is not exactly one mip 0
 	// of the key's format and size.
 	ErrInvalidSize = errors.New("bindless: invalid pixel data size")
-
-	// ErrReleased is returned by every method after Release.
-	ErrReleased = errors.New("bindless: released")
 )
+
+// errReleased is returned by every method after Release: device.ErrReleased, the
+// one sentinel for use after Release, with the package's name.
+var errReleased = fmt.Errorf("bindless: %w", device.ErrReleased)

@@ -137,7 +137,7 @@ func (r *Registry[K]) Stats() Stats {
 
 // Release releases every page; the device frees them once the GPU has
 // finished the work recorded on them. Idempotent and nil-safe; later
-// calls return ErrReleased, lookups find nothing.
+// calls return device.ErrReleased, lookups find nothing.
 func (r *Registry[K]) Release() {
 	if r == nil || r.released {
 		return

@@ -60,7 +60,7 @@ func (r *Registry[K]) RegisterCopy(id K, src device.Texture, layer uint32) (Hand
 // when it is not registered, or an error.
 func (r *Registry[K]) existing(op string, id K, key Key) (Handle, bool, error) {
 	if r.released {
-		return 0, false, fmt.Errorf("bindless: %s: %w", op, ErrReleased)
+		return 0, false, fmt.Errorf("bindless: %s: %w", op, errReleased)
 	}
 	h, ok := r.bySource[id]
 	if !ok {
@@ -121,7 +121,7 @@ func (r *Registry[K]) writeLayer(tex device.Texture, layer uint32, key Key, pixe
 // lookup returns the page and layer of id.
 func (r *Registry[K]) lookup(op string, id K) (*page[K], uint32, error) {
 	if r.released {
-		return nil, 0, fmt.Errorf("bindless: %s: %w", op, ErrReleased)
+		return nil, 0, fmt.Errorf("bindless: %s: %w", op, errReleased)
 	}
 	h, ok := r.bySource[id]
 	if !ok {

@@ -320,10 +320,10 @@ func TestRegistryOptions(t *testing.T) {
 	}
 	r.Release()
 	r.Release()
-	if _, err := r.Register("a", rgba4, pixels(rgba4, 0)); !errors.Is(err, bindless.ErrReleased) {
+	if _, err := r.Register("a", rgba4, pixels(rgba4, 0)); !errors.Is(err, device.ErrReleased) {
 		t.Fatalf("Register after Release: %v", err)
 	}
-	if err := r.Unregister("a"); !errors.Is(err, bindless.ErrReleased) {
+	if err := r.Unregister("a"); !errors.Is(err, device.ErrReleased) {
 		t.Fatalf("Unregister after Release: %v", err)
 	}
 	if _, _, ok := r.Locate(0); ok {

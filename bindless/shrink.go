@@ -40,10 +40,10 @@ import (
 // Release does: the device frees them once the GPU has finished the work
 // already recorded on them. Stats().PagesReleased and PagesTrimmed count
 // them, and BytesReleased their bytes. O(layers) plus the copies. It
-// fails only with ErrReleased.
+// fails only with device.ErrReleased.
 func (r *Registry[K]) Shrink() (uint64, error) {
 	if r.released {
-		return 0, fmt.Errorf("bindless: Shrink: %w", ErrReleased)
+		return 0, fmt.Errorf("bindless: Shrink: %w", errReleased)
 	}
 	return r.shrink(false), nil
 }

@@ -102,7 +102,7 @@ func TestShrink(t *testing.T) {
 		}
 		must(t, m.verify())
 		r.Release()
-		if _, err := r.Shrink(); !errors.Is(err, bindless.ErrReleased) {
+		if _, err := r.Shrink(); !errors.Is(err, device.ErrReleased) {
 			t.Fatalf("Shrink after Release: %v", err)
 		}
 	})

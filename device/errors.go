@@ -19,7 +19,10 @@ var (
 	ErrDeviceLost = errors.New("device: device lost")
 
 	// ErrReleased is returned when a buffer, texture or device is used
-	// after its Release.
+	// after its Release. It is the one sentinel for use after Release:
+	// every package above device (arena, the managers, pool, staging,
+	// budget) wraps it with its name when one of its types is used after
+	// its own Release.
 	ErrReleased = errors.New("device: used after release")
 )
 

@@ -11,7 +11,10 @@ var (
 	ErrStale = errors.New("handle: stale handle")
 
 	// ErrReleased is returned by every allocation and free after Owner.Release,
-	// by the owner and by its remote allocators alike.
+	// by the owner and by its remote allocators alike. It is handle's own,
+	// not device.ErrReleased: handle sits below device and knows nothing
+	// of devices. A manager built on an Owner reports its own release as
+	// device.ErrReleased.
 	ErrReleased = errors.New("handle: owner released")
 
 	// ErrExhausted is returned by an allocation when every one of the

@@ -236,7 +236,7 @@ func (a *Allocator) bytes(p *part) uint64 {
 // ErrInvalidMesh. O(1); it allocates only to grow its tables.
 func (a *Allocator) Add(m Mesh) (Handle, error) {
 	if a.released {
-		return Handle{}, ErrReleased
+		return Handle{}, errReleased
 	}
 	ps, err := a.parse(m)
 	if err != nil {
@@ -275,7 +275,7 @@ func (a *Allocator) stage(r *record, h Handle) {
 // record returns the live record h names.
 func (a *Allocator) record(h Handle) (*record, error) {
 	if a.released {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	if h.gen == 0 || h.idx >= uint32(len(a.recs)) || a.recs[h.idx].gen != h.gen || !a.recs[h.idx].live {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
@@ -440,7 +440,7 @@ func (a *Allocator) onMove(s *slab, m arena.Move) {
 
 // Release releases every slab and buffer, once the device is done with
 // them. Handles die with it. Idempotent and nil-safe; later calls return
-// ErrReleased.
+// device.ErrReleased.
 func (a *Allocator) Release() {
 	if a == nil || a.released {
 		return

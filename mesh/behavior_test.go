@@ -331,14 +331,14 @@ func TestRelease(t *testing.T) {
 		"Remove":  md.a.Remove(h),
 		"Modify":  md.a.Modify(h, mesh.Mesh{}),
 	} {
-		if !errors.Is(err, mesh.ErrReleased) {
+		if !errors.Is(err, device.ErrReleased) {
 			t.Errorf("%s after Release: %v", name, err)
 		}
 	}
-	if _, err := md.a.Add(mesh.Mesh{}); !errors.Is(err, mesh.ErrReleased) {
+	if _, err := md.a.Add(mesh.Mesh{}); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("Add after Release: %v", err)
 	}
-	if _, _, err := md.a.Slices(h); !errors.Is(err, mesh.ErrReleased) {
+	if _, _, err := md.a.Slices(h); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("Slices after Release: %v", err)
 	}
 	dev.Wait()

@@ -1,6 +1,11 @@
 package mesh
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // Errors returned by an Allocator; each comes wrapped with context. Errors
 // of the slabs' arenas (arena.ErrFull, arena.ErrTooManyAllocations) and of
@@ -33,7 +38,8 @@ var (
 	// but not yet uploaded: added, or modified with new sizes, since the
 	// last successful Flush.
 	ErrNotResident = errors.New("mesh: not resident")
-
-	// ErrReleased is returned by every method after Release.
-	ErrReleased = errors.New("mesh: released")
 )
+
+// errReleased is returned by every method after Release: device.ErrReleased, the
+// one sentinel for use after Release, with the package's name.
+var errReleased = fmt.Errorf("mesh: %w", device.ErrReleased)

@@ -65,7 +65,7 @@ type piece struct {
 // tables, and new buffers.
 func (a *Allocator) Flush() error {
 	if a.released {
-		return ErrReleased
+		return errReleased
 	}
 	if err := a.flush(); err != nil {
 		a.rollback()

@@ -11,7 +11,7 @@ import (
 // without GuardBytes.
 func (a *Allocator) CheckGuards() ([]Handle, error) {
 	if a.released {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	var out []Handle
 	for _, s := range a.slabs {

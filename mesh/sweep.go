@@ -17,7 +17,7 @@ import (
 // grow the moved list.
 func (a *Allocator) Sweep(budget arena.Budget) error {
 	if a.released {
-		return ErrReleased
+		return errReleased
 	}
 	b := budget
 	if b.Moves <= 0 {
@@ -75,7 +75,7 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 // After an error (a device refusal) every mesh is intact.
 func (a *Allocator) Shrink() error {
 	if a.released {
-		return ErrReleased
+		return errReleased
 	}
 	for _, s := range a.slabs {
 		if _, err := s.ar.Shrink(); err != nil {
@@ -89,7 +89,7 @@ func (a *Allocator) Shrink() error {
 // its tail. Moved ranges are reported as by Sweep. O(placed arrays).
 func (a *Allocator) Compact() error {
 	if a.released {
-		return ErrReleased
+		return errReleased
 	}
 	for _, s := range a.slabs {
 		if _, err := s.ar.Compact(); err != nil {

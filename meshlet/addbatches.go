@@ -56,7 +56,7 @@ type Batch struct {
 // arena grows or compacts.
 func (m *Manager) AddBatches(dst []BatchHandle, batches []Batch) ([]BatchHandle, error) {
 	if m.gone {
-		return dst, ErrReleased
+		return dst, errReleased
 	}
 	for i, b := range batches {
 		if err := m.validate(b.Data, b.Rows); err != nil {

@@ -183,7 +183,7 @@ func TestAddBatchesBadInput(t *testing.T) {
 		t.Errorf("no batches: %v, %v", got, err)
 	}
 	md.m.Release()
-	if _, err := md.m.AddBatches(nil, []meshlet.Batch{{Data: good.data, Rows: good.rows}}); !errors.Is(err, meshlet.ErrReleased) {
+	if _, err := md.m.AddBatches(nil, []meshlet.Batch{{Data: good.data, Rows: good.rows}}); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("after Release: %v", err)
 	}
 }

@@ -1,6 +1,11 @@
 package meshlet
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // Errors returned by a Manager; each comes wrapped with context. Errors of
 // the arenas (arena.ErrFull, arena.ErrTooManyAllocations) and of the device
@@ -33,7 +38,8 @@ var (
 
 	// ErrAdded is returned by AddReserved for a handle placed already.
 	ErrAdded = errors.New("meshlet: batch added already")
-
-	// ErrReleased is returned by every method after Release.
-	ErrReleased = errors.New("meshlet: released")
 )
+
+// errReleased is returned by every method after Release: device.ErrReleased, the
+// one sentinel for use after Release, with the package's name.
+var errReleased = fmt.Errorf("meshlet: %w", device.ErrReleased)

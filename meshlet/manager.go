@@ -141,7 +141,7 @@ func (m *Manager) Len() int { return m.live }
 // batch returns the placed batch h names.
 func (m *Manager) batch(h BatchHandle) (*batch, error) {
 	if m.gone {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	if !m.ids.Live(h.h) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
@@ -183,7 +183,7 @@ func (m *Manager) placement(b *batch) Placement {
 // rows) and amortized O(1) allocations, unless an arena grows or compacts.
 func (m *Manager) Add(data, rows []uint32) (BatchHandle, error) {
 	if m.gone {
-		return BatchHandle{}, ErrReleased
+		return BatchHandle{}, errReleased
 	}
 	if err := m.validate(data, rows); err != nil {
 		return BatchHandle{}, err
@@ -216,7 +216,7 @@ func (m *Manager) placeNew(op string, place func(BatchHandle) error) (BatchHandl
 // Costs are Add's.
 func (m *Manager) AddReserved(h BatchHandle, data, rows []uint32) error {
 	if m.gone {
-		return ErrReleased
+		return errReleased
 	}
 	if !m.ids.Live(h.h) {
 		return fmt.Errorf("%w: %v", ErrInvalidHandle, h)
@@ -412,7 +412,7 @@ func (m *Manager) clone(c BatchHandle, src, words, meshlets uint32) error {
 
 // Release releases both arenas' buffers (once the device is done with
 // them). Handles die with them. Idempotent and nil-safe; later calls return
-// ErrReleased.
+// device.ErrReleased.
 func (m *Manager) Release() {
 	if m == nil || m.gone {
 		return

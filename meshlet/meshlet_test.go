@@ -355,13 +355,13 @@ func TestBadInput(t *testing.T) {
 		}
 		m.Release()
 		m.Release()
-		if _, err := m.Add([]uint32{1}, []uint32{0, 0, 0}); !errors.Is(err, meshlet.ErrReleased) {
+		if _, err := m.Add([]uint32{1}, []uint32{0, 0, 0}); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Add after release: %v", err)
 		}
-		if _, err := m.Sweep(arena.Budget{}); !errors.Is(err, meshlet.ErrReleased) {
+		if _, err := m.Sweep(arena.Budget{}); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Sweep after release: %v", err)
 		}
-		if _, err := m.Lookup(h2); !errors.Is(err, meshlet.ErrReleased) {
+		if _, err := m.Lookup(h2); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Lookup after release: %v", err)
 		}
 		var nilManager *meshlet.Manager

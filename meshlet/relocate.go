@@ -163,7 +163,7 @@ func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 		m.ids.Flush() // removed handles, for the Remotes' reservations
 	}
 	if m.gone {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	b := budget.Or(m.opts.Budget)
 	first, second := m.data, m.rows
@@ -199,7 +199,7 @@ func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 // reused slices have grown.
 func (m *Manager) Compact() ([]BatchHandle, error) {
 	if m.gone {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	m.begin()
 	_, err := m.data.Compact()
@@ -226,7 +226,7 @@ func (m *Manager) Compact() ([]BatchHandle, error) {
 // copy of each arena's used range.
 func (m *Manager) Shrink() ([]BatchHandle, error) {
 	if m.gone {
-		return nil, ErrReleased
+		return nil, errReleased
 	}
 	m.begin()
 	_, err := m.data.Shrink()

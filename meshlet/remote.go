@@ -1,6 +1,7 @@
 package meshlet
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gpumem/gpumem/handle"
@@ -27,12 +28,16 @@ func (m *Manager) Remote() Remote { return Remote{m.ids.Remote()} }
 
 // Reserve returns a handle for a batch not added yet: live (Remove ends
 // it), reported ErrNotAdded by Lookup and Clone until AddReserved places
-// a batch under it. It fails once the manager is released (ErrReleased).
+// a batch under it. It fails once the manager is released
+// (device.ErrReleased), or when every handle is taken (handle.ErrExhausted).
 // Lock-free; O(1) but for the retries of a contended swap; no allocation.
 func (r Remote) Reserve() (BatchHandle, error) {
 	h, err := r.r.Allocate()
 	if err != nil {
-		return BatchHandle{}, fmt.Errorf("meshlet: reserve: %w: %w", ErrReleased, err)
+		if errors.Is(err, handle.ErrReleased) {
+			err = errReleased // handle's sentinel is below devices; report the one above
+		}
+		return BatchHandle{}, fmt.Errorf("meshlet: reserve: %w", err)
 	}
 	return BatchHandle{h}, nil
 }

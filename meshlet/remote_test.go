@@ -131,7 +131,7 @@ func TestRemoteErrors(t *testing.T) {
 	must(t, m.Remove(a))
 	must(t, meshlet.Check(m))
 	m.Release()
-	if _, err := r.Reserve(); !errors.Is(err, meshlet.ErrReleased) {
+	if _, err := r.Reserve(); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("Reserve after Release: %v, want ErrReleased", err)
 	}
 }

@@ -1,6 +1,11 @@
 package pool
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // Errors returned by a Pool; each comes wrapped with context, and device
 // errors come wrapped as they are (device.ErrOutOfMemory from a refused
@@ -31,7 +36,8 @@ var (
 	// (a negative MaxIdle, a budget below the smallest buffer), and for a
 	// nil device.
 	ErrInvalidOptions = errors.New("pool: invalid options")
-
-	// ErrReleased is returned by Acquire and Put after Release.
-	ErrReleased = errors.New("pool: released")
 )
+
+// errReleased is returned by Acquire and Put after Release: device.ErrReleased, the
+// one sentinel for use after Release, with the package's name.
+var errReleased = fmt.Errorf("pool: %w", device.ErrReleased)

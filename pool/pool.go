@@ -125,12 +125,12 @@ func New(dev device.Device, opts Options) (*Pool, error) {
 // usage: an idle one if one fits (best fit, see the package
 // documentation), else a new one. It fails with ErrInvalidRequest,
 // ErrTooLarge, ErrOverBudget, the device's error (device.ErrOutOfMemory
-// ...) or ErrReleased, and then changes nothing. O(1), plus the evictions a
+// ...) or device.ErrReleased, and then changes nothing. O(1), plus the evictions a
 // new buffer's budget needs; a reuse does not allocate, a creation
 // allocates the entry and whatever the device allocates.
 func (p *Pool) Acquire(size, align uint64, usage device.Usage) (Lease, error) {
 	if p.released {
-		return Lease{}, fmt.Errorf("acquire: %w", ErrReleased)
+		return Lease{}, fmt.Errorf("acquire: %w", errReleased)
 	}
 	if align == 0 {
 		align = device.CopyAlignment
@@ -200,14 +200,14 @@ func (p *Pool) create(uc *usageClasses, c int, bytes uint64) (Lease, error) {
 // Put gives l's buffer back to the pool for reuse, and evicts what has
 // been idle for MaxIdle. It fails with ErrUnknownLease for the zero Lease
 // or one of another pool, ErrNotLeased for a Lease put back already, and
-// ErrReleased. O(1) amortized; no allocation but on error.
+// device.ErrReleased. O(1) amortized; no allocation but on error.
 func (p *Pool) Put(l Lease) error {
 	e := l.e
 	switch {
 	case e == nil || e.pool != p:
 		return fmt.Errorf("put: %w", ErrUnknownLease)
 	case p.released:
-		return fmt.Errorf("put: %w", ErrReleased)
+		return fmt.Errorf("put: %w", errReleased)
 	case !e.inUse || e.gen != l.gen:
 		return fmt.Errorf("put of a %d-byte %v buffer: %w", e.size, e.uc.usage, ErrNotLeased)
 	}
@@ -263,7 +263,7 @@ func (p *Pool) Trim(keepBytes uint64) int {
 // Release releases every buffer the pool holds to the device, idle and
 // leased: every Lease becomes stale, and the device frees the memory once
 // the GPU is done with it. Later Acquire and Put calls fail with
-// ErrReleased; Stats still works. Release is idempotent and nil-safe.
+// device.ErrReleased; Stats still works. Release is idempotent and nil-safe.
 func (p *Pool) Release() {
 	if p == nil || p.released {
 		return

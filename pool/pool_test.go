@@ -94,10 +94,10 @@ func TestReuse(t *testing.T) {
 		if s := p.Stats(); s.Buffers != 0 || s.BytesHeld != 0 {
 			t.Errorf("after Close: %+v", s)
 		}
-		if _, err := p.Acquire(4, 0, rw); !errors.Is(err, pool.ErrReleased) {
+		if _, err := p.Acquire(4, 0, rw); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Acquire after Close: %v", err)
 		}
-		if err := p.Put(c); !errors.Is(err, pool.ErrReleased) {
+		if err := p.Put(c); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Release after Close: %v", err)
 		}
 		if err := dev.Wait(); err != nil {

@@ -185,7 +185,7 @@ func (b *Buffer) Alignment() uint64 { return b.align }
 // frames that completed, or grows.
 func (b *Buffer) Allocate(size uint64) (Slice, error) {
 	if b.buf == nil {
-		return Slice{}, fmt.Errorf("ring: Allocate: %w", ErrReleased)
+		return Slice{}, fmt.Errorf("ring: Allocate: %w", errReleased)
 	}
 	n, ok := alignUp(size, b.align)
 	if size == 0 || !ok {
@@ -330,7 +330,7 @@ func (b *Buffer) Write(data []byte) (Slice, error) {
 // allocation once the frame queue has warmed up.
 func (b *Buffer) EndFrame(fence uint64) error {
 	if b.buf == nil {
-		return fmt.Errorf("ring: EndFrame: %w", ErrReleased)
+		return fmt.Errorf("ring: EndFrame: %w", errReleased)
 	}
 	if fence == 0 || fence < b.lastFence {
 		return fmt.Errorf("ring: EndFrame with fence %d after %d: %w", fence, b.lastFence, ErrInvalidFence)
@@ -360,7 +360,7 @@ func (b *Buffer) Stats() BufferStats {
 
 // Release releases the ring's device buffers; the device frees them once
 // the GPU has finished the work recorded on them. It is idempotent and
-// nil-safe; later calls return ErrReleased.
+// nil-safe; later calls return device.ErrReleased.
 func (b *Buffer) Release() {
 	if b == nil || b.buf == nil {
 		return

@@ -269,10 +269,10 @@ func TestBufferErrors(t *testing.T) {
 	}
 	b.Release()
 	b.Release()
-	if _, err := b.Allocate(4); !errors.Is(err, ring.ErrReleased) {
+	if _, err := b.Allocate(4); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("Allocate after Release: %v", err)
 	}
-	if err := b.EndFrame(6); !errors.Is(err, ring.ErrReleased) {
+	if err := b.EndFrame(6); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("EndFrame after Release: %v", err)
 	}
 	var nilRing *ring.Buffer

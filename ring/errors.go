@@ -1,6 +1,11 @@
 package ring
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // Errors returned by Buffer and Frame, each wrapped with context; test
 // them with errors.Is. Device errors (device.ErrOutOfMemory,
@@ -29,7 +34,8 @@ var (
 	// than the one of the frame before: fences come from
 	// device.Device.Fence, which only counts up.
 	ErrInvalidFence = errors.New("ring: invalid fence")
-
-	// ErrReleased is returned by every method after Release.
-	ErrReleased = errors.New("ring: released")
 )
+
+// errReleased is returned by every method after Release: device.ErrReleased, the
+// one sentinel for use after Release, with the package's name.
+var errReleased = fmt.Errorf("ring: %w", device.ErrReleased)

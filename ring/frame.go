@@ -130,7 +130,7 @@ func (a *Frame) Alignment() uint64 { return a.align }
 // first Allocate, or when the frame outgrows its block).
 func (a *Frame) Allocate(size uint64) (Slice, error) {
 	if a.released {
-		return Slice{}, fmt.Errorf("ring: Frame.Allocate: %w", ErrReleased)
+		return Slice{}, fmt.Errorf("ring: Frame.Allocate: %w", errReleased)
 	}
 	n, ok := alignUp(size, a.align)
 	if size == 0 || !ok {
@@ -212,7 +212,7 @@ func (a *Frame) bigEnough(b device.Buffer) bool { return b.Size() >= a.target }
 // frame's (ErrInvalidFence). No allocation once warmed up.
 func (a *Frame) EndFrame(fence uint64) error {
 	if a.released {
-		return fmt.Errorf("ring: Frame.EndFrame: %w", ErrReleased)
+		return fmt.Errorf("ring: Frame.EndFrame: %w", errReleased)
 	}
 	if fence == 0 || fence < a.lastFence {
 		return fmt.Errorf("ring: Frame.EndFrame with fence %d after %d: %w", fence, a.lastFence, ErrInvalidFence)
@@ -246,7 +246,7 @@ func (a *Frame) Stats() FrameStats {
 
 // Release releases every block; the device frees them once the GPU has
 // finished the work recorded on them. Idempotent and nil-safe; later
-// calls return ErrReleased.
+// calls return device.ErrReleased.
 func (a *Frame) Release() {
 	if a == nil || a.released {
 		return

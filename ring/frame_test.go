@@ -147,7 +147,7 @@ func TestFrameFaults(t *testing.T) {
 	}
 	a.Release()
 	a.Release()
-	if _, err := a.Allocate(4); !errors.Is(err, ring.ErrReleased) {
+	if _, err := a.Allocate(4); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("Allocate after Release: %v", err)
 	}
 	if n := dev.Stats().Buffers; n != 0 {

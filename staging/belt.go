@@ -153,7 +153,7 @@ func (b *Belt) UploadFunc(dst device.Buffer, dstOffset, n uint64, fill func(dst 
 // rules forbid.
 func (b *Belt) check(op string, dst device.Buffer, dstOffset, n uint64) error {
 	if b.released {
-		return fmt.Errorf("staging: %s: %w", op, ErrReleased)
+		return fmt.Errorf("staging: %s: %w", op, errReleased)
 	}
 	if dst == nil {
 		return fmt.Errorf("staging: %s: nil destination: %w", op, device.ErrInvalidObject)
@@ -247,7 +247,7 @@ func (b *Belt) reclaim() error {
 // positive and at least the previous frame's (ErrInvalidFence).
 func (b *Belt) EndFrame(fence uint64) error {
 	if b.released {
-		return fmt.Errorf("staging: EndFrame: %w", ErrReleased)
+		return fmt.Errorf("staging: EndFrame: %w", errReleased)
 	}
 	if fence == 0 || fence < b.lastFence {
 		return fmt.Errorf("staging: EndFrame with fence %d after %d: %w", fence, b.lastFence, ErrInvalidFence)
@@ -269,7 +269,7 @@ func (b *Belt) Stats() Stats {
 
 // Release releases every chunk; the device frees them once the GPU has
 // finished the copies recorded from them. Idempotent and nil-safe; later
-// calls return ErrReleased.
+// calls return device.ErrReleased.
 func (b *Belt) Release() {
 	if b == nil || b.released {
 		return

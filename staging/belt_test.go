@@ -249,7 +249,7 @@ func TestBeltErrors(t *testing.T) {
 	}
 	w.belt.Release()
 	w.belt.Release()
-	if err := w.belt.Upload(w.dsts[0], 0, make([]byte, 4)); !errors.Is(err, staging.ErrReleased) {
+	if err := w.belt.Upload(w.dsts[0], 0, make([]byte, 4)); !errors.Is(err, device.ErrReleased) {
 		t.Errorf("Upload after Release: %v", err)
 	}
 	if n := dev.Stats().Buffers; n != 1 {

@@ -1,6 +1,11 @@
 package staging
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // Errors returned by a Belt, each wrapped with context; test them with
 // errors.Is. Device errors come wrapped as they are.
@@ -18,7 +23,8 @@ var (
 	// ErrInvalidFence is returned by EndFrame for fence 0 or a fence lower
 	// than the previous frame's.
 	ErrInvalidFence = errors.New("staging: invalid fence")
-
-	// ErrReleased is returned by every method after Release.
-	ErrReleased = errors.New("staging: released")
 )
+
+// errReleased is returned by every method after Release: device.ErrReleased, the
+// one sentinel for use after Release, with the package's name.
+var errReleased = fmt.Errorf("staging: %w", device.ErrReleased)
