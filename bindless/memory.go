@@ -13,7 +13,7 @@ var builtinNames = [3]string{"white (default)", "black (default)", "flat normal 
 
 // Memory returns the registry's pages as they are now, read-only (a
 // memory.Holder), in binding order: each page a texture array (kind
-// "bindless page", Layers layers of ElemBytes bytes, named by its label),
+// memory.TexturePage, Layers layers of ElemBytes bytes, named by its label),
 // with a region of kind "texture" per layer in use, named by its source
 // id (fmt's %v) or, for a default texture, "white (default)" and so on.
 // Free layers are free regions. A vacant page (Shrink released its
@@ -49,11 +49,11 @@ func (r *Registry[K]) Memory() []memory.Buffer {
 			}
 			used = append(used, memory.Region{Offset: uint64(l) * lb, Size: lb, Kind: "texture", Name: name})
 		}
-		b, err := memory.NewBuffer(d.Label, "bindless page", uint64(d.Layers)*lb, used)
+		b, err := memory.NewBuffer(d.Label, memory.TexturePage, uint64(d.Layers)*lb, used)
 		if err != nil {
 			invariant.Broken("bindless", "page %d's layers: %v", i, err)
 		}
-		b.ElemBytes, b.Layers, b.Usage = uint32(lb), d.Layers, d.Usage.String()
+		b.ElemBytes, b.Layers, b.TextureUsage = uint32(lb), d.Layers, d.Usage
 		bufs = append(bufs, b)
 	}
 	return bufs

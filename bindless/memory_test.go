@@ -7,6 +7,7 @@ import (
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // TestMemory checks the registry's memory view after registrations and
@@ -41,8 +42,8 @@ func TestMemory(t *testing.T) {
 			if err := b.Check(); err != nil {
 				t.Fatal(err)
 			}
-			if b.Name != pages[i].Desc().Label || b.Kind != "bindless page" || b.Layers != pages[i].Desc().Layers {
-				t.Fatalf("buffer %d: %q %q %d layers", i, b.Name, b.Kind, b.Layers)
+			if b.Name != pages[i].Desc().Label || b.Kind != memory.TexturePage || !b.TextureUsage.Has(device.TextureBinding) || b.Layers != pages[i].Desc().Layers {
+				t.Fatalf("buffer %d: %q %v %d layers", i, b.Name, b.Kind, b.Layers)
 			}
 			layers += int(b.Layers)
 			for _, rg := range b.Regions {

@@ -7,13 +7,13 @@ import (
 // Snapshot returns a dump of every buffer the holders hold, in the order
 // given: the one call that maps a program's memory. Every gpumem manager
 // is a memory.Holder (mesh.Allocator, meshlet.Manager, bindless.Registry,
-// ring.Buffer, ring.Frame, pool.Pool; memory.Arena makes one of an
-// arena.Arena). device says what the memory is on, in words; label what
+// ring.Buffer, ring.Frame, staging.Belt, pool.Pool; memory.Arena makes
+// one of an arena.Arena). device says what the memory is on, in words; label what
 // the dump is of ("frame 300"). Allocations are named by their holders
 // (handles, source ids): Rename gives them the program's own names.
 // O(regions); it allocates them.
 func Snapshot(device, label string, holders ...memory.Holder) Dump {
-	var bufs []Buffer
+	var bufs []memory.Buffer
 	for _, h := range holders {
 		bufs = append(bufs, h.Memory()...)
 	}
@@ -23,7 +23,7 @@ func Snapshot(device, label string, holders ...memory.Holder) Dump {
 // Rename renames every allocation of d: name returns the new name of a
 // region (its Kind and Name say whose it is); "" keeps the old name.
 // O(regions).
-func (d *Dump) Rename(name func(Region) string) {
+func (d *Dump) Rename(name func(memory.Region) string) {
 	for i := range d.Buffers {
 		for j := range d.Buffers[i].Regions {
 			r := &d.Buffers[i].Regions[j]
@@ -54,7 +54,7 @@ func (d *Dump) MarkMoved(prev *Dump) {
 		offset, used uint64
 	}
 	was := make(map[key]at)
-	hist := make(map[string]Stats, len(prev.Buffers))
+	hist := make(map[string]memory.Stats, len(prev.Buffers))
 	for i := range prev.Buffers {
 		b := &prev.Buffers[i]
 		hist[b.Name] = b.Stats
@@ -74,11 +74,11 @@ func (d *Dump) MarkMoved(prev *Dump) {
 			}
 			w, ok := was[key{r.Kind, r.Name}]
 			if ok && w.buf == b.Name && w.used == r.Used && w.offset != r.Offset {
-				r.State = StateMoving
+				r.State = memory.StateMoving
 				moves++
 				bytes += r.Size
 			} else {
-				r.State = StateUsed
+				r.State = memory.StateUsed
 			}
 		}
 		if p, ok := hist[b.Name]; ok && p.History && b.Stats.History && b.Stats.Moves >= p.Moves {

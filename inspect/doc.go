@@ -42,10 +42,11 @@
 //	  "label": "frame 300",          // what the dump is of (optional)
 //	  "buffers": [{
 //	    "name": "meshes/vertex",     // the buffer's label
-//	    "kind": "arena",             // the manager kind that holds it
+//	    "kind": "vertex slab",       // what it is (memory.Kind's String)
 //	    "elem_bytes": 32,            // allocation unit (optional)
 //	    "capacity_bytes": 1048576,
-//	    "usage": "Vertex|CopySrc|CopyDst", // usage flags (optional)
+//	    "usage": "Vertex|CopySrc|CopyDst", // usage flags (optional; a
+//	                                 // texture array's are Texture...)
 //	    "layers": 0,                 // a texture array's layers of
 //	                                 // elem_bytes each (optional)
 //	    "regions": [                 // tile [0, capacity_bytes) in order
@@ -57,6 +58,12 @@
 //	  }],
 //	  "totals": { ...Stats... }      // the buffers' stats added up
 //	}
+//
+// A buffer's "kind" is one of memory.Kind's names ("arena", "vertex
+// slab", "index slab", "vertex buffer", "index buffer", "meshlet arena",
+// "texture page", "ring buffer", "frame block", "staging chunk", "pool
+// buffer") or "" for a buffer built by hand; ReadJSON refuses any other.
+// JSON keys may come in any order.
 //
 // A region's "state" is "used" (a live allocation), "moving" (a live
 // allocation that moved during the dump's frame: MarkMoved found it at

@@ -22,11 +22,11 @@ const (
 // Dump is the whole picture at one moment: every buffer, every region,
 // and their totals. See the package documentation for its JSON schema.
 type Dump struct {
-	Version int      `json:"version"`
-	Device  string   `json:"device"`
-	Label   string   `json:"label,omitempty"`
-	Buffers []Buffer `json:"buffers"`
-	Totals  Stats    `json:"totals"`
+	Version int             `json:"version"`
+	Device  string          `json:"device"`
+	Label   string          `json:"label,omitempty"`
+	Buffers []memory.Buffer `json:"buffers"`
+	Totals  memory.Stats    `json:"totals"`
 	// Budget, when the program keeps its managers under one (package
 	// budget), is its usage at the dump's moment: set it from
 	// budget.Budget.Usage.
@@ -35,28 +35,12 @@ type Dump struct {
 
 // New returns a dump of buffers, with its version set and totals summed.
 // It keeps buffers (the slice, not a copy). O(len(buffers)).
-func New(device, label string, buffers ...Buffer) Dump {
+func New(device, label string, buffers ...memory.Buffer) Dump {
 	if buffers == nil {
-		buffers = []Buffer{}
+		buffers = []memory.Buffer{}
 	}
 	return Dump{Version: Version, Device: device, Label: label, Buffers: buffers, Totals: memory.Totals(buffers)}
 }
-
-// Buffer, Region, State and Stats are package memory's: the vocabulary
-// every manager shows its memory in is the dump's.
-type (
-	Buffer = memory.Buffer
-	Region = memory.Region
-	State  = memory.State
-	Stats  = memory.Stats
-)
-
-// The states of a region.
-const (
-	StateUsed   = memory.StateUsed
-	StateMoving = memory.StateMoving
-	StateFree   = memory.StateFree
-)
 
 // Check reports whether d is well formed: the version is Version, at most
 // MaxBuffers buffers and MaxRegions regions, every buffer's regions tile

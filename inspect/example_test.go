@@ -16,9 +16,9 @@ import (
 // A manager that keeps its own records contributes a buffer from its live
 // regions; the gaps become free regions, and the dump adds up the totals.
 func Example() {
-	b, err := memory.NewBuffer("meshes/index", "arena", 4096, []inspect.Region{
+	b, err := memory.NewBuffer("meshes/index", memory.IndexSlab, 4096, []memory.Region{
 		{Offset: 0, Size: 1024, Used: 960, Kind: "index", Name: "zone1/mesh0"},
-		{Offset: 2048, Size: 512, Kind: "index", Name: "zone1/mesh1", State: inspect.StateMoving},
+		{Offset: 2048, Size: 512, Kind: "index", Name: "zone1/mesh1", State: memory.StateMoving},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -35,7 +35,7 @@ func Example() {
 	//  "buffers": [
 	//   {
 	//    "name": "meshes/index",
-	//    "kind": "arena",
+	//    "kind": "index slab",
 	//    "capacity_bytes": 4096,
 	//    "regions": [
 	//     {
@@ -117,7 +117,7 @@ func ExampleSnapshot() {
 
 	d := inspect.Snapshot("host", "frame 1", meshes, constants)
 	names := map[string]string{h.String(): "triangle"}
-	d.Rename(func(r inspect.Region) string { return names[r.Name] })
+	d.Rename(func(r memory.Region) string { return names[r.Name] })
 	for _, b := range d.Buffers {
 		fmt.Printf("%s (%s): %d allocations, %d of %d bytes\n", b.Name, b.Kind, b.Stats.Allocations, b.Stats.OccupiedBytes, b.CapacityBytes)
 		for _, r := range b.Regions {
@@ -130,12 +130,12 @@ func ExampleSnapshot() {
 		fmt.Println(err)
 	}
 	// Output:
-	// meshes: slab of 12-byte vertices #1 (mesh slab): 2 allocations, 72 of 1048584 bytes
+	// meshes: slab of 12-byte vertices #1 (vertex slab): 2 allocations, 72 of 1048584 bytes
 	//   vertex triangle at 0, 36 bytes
 	//   vertex handle 1.1 at 36, 36 bytes
-	// meshes: slab of uint16 indices #2 (mesh slab): 2 allocations, 12 of 1048576 bytes
+	// meshes: slab of uint16 indices #2 (index slab): 2 allocations, 12 of 1048576 bytes
 	//   index triangle at 0, 6 bytes
 	//   index handle 1.1 at 8, 6 bytes
-	// constants (ring): 1 allocations, 256 of 65536 bytes
+	// constants (ring buffer): 1 allocations, 256 of 65536 bytes
 	//   ring open frame at 0, 256 bytes
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/internal/testdevice"
@@ -49,7 +50,7 @@ func sample(t testing.TB) inspect.Dump {
 	vb := memory.FromArena("meshes/vertex", a, owner)
 	for i := range vb.Regions {
 		if vb.Regions[i].Name == "mesh7" {
-			vb.Regions[i].State = inspect.StateMoving
+			vb.Regions[i].State = memory.StateMoving
 		}
 	}
 	vb.Measure()
@@ -67,29 +68,38 @@ func sample(t testing.TB) inspect.Dump {
 			o.Free(h)
 		}
 	}
-	ob := memory.FromAllocator("constants", o, 4, func(r offset.Region) memory.Owner {
-		return memory.Owner{Kind: "ring", Name: fmt.Sprintf("frame@%d", r.Offset)}
-	})
+	var frames []memory.Region
+	for r := range o.Regions() {
+		if r.Used {
+			frames = append(frames, memory.Region{Offset: 4 * uint64(r.Offset), Size: 4 * uint64(r.Size), Kind: "ring",
+				Name: fmt.Sprintf("frame@%d", r.Offset)})
+		}
+	}
+	ob, err := memory.NewBuffer("constants", memory.RingBuffer, 4*uint64(o.Capacity()), frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob.ElemBytes, ob.Usage = 4, device.Uniform|device.CopyDst
 
-	mb, err := memory.NewBuffer("meshlets/data", "meshlet", 1<<20, []inspect.Region{
+	mb, err := memory.NewBuffer("meshlets/data", memory.MeshletArena, 1<<20, []memory.Region{
 		{Offset: 300 << 10, Size: 200 << 10, Used: 180 << 10, Kind: "meshlet-data", Name: "zone1/batch2"},
 		{Offset: 0, Size: 100 << 10, Kind: "meshlet-data", Name: "zone1/batch1"},
-		{Offset: 600 << 10, Size: 64 << 10, Kind: "index", Name: "zone2/mesh1", State: inspect.StateMoving},
+		{Offset: 600 << 10, Size: 64 << 10, Kind: "index", Name: "zone2/mesh1", State: memory.StateMoving},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb = mb.WithFrame(1, 64<<10)
-	mb.Usage = "Storage|CopySrc|CopyDst"
-	tb, err := memory.NewBuffer("textures/page 0", "bindless page", 12*4096, []inspect.Region{
+	mb.Stats.FrameMoves, mb.Stats.FrameBytesMoved = 1, 64<<10
+	mb.Usage = device.Storage | device.CopySrc | device.CopyDst
+	tb, err := memory.NewBuffer("textures/page 0", memory.TexturePage, 12*4096, []memory.Region{
 		{Offset: 0, Size: 4096, Kind: "texture", Name: "white"},
-		{Offset: 5 * 4096, Size: 4096, Kind: "texture", Name: "zone1/albedo", State: inspect.StateMoving},
+		{Offset: 5 * 4096, Size: 4096, Kind: "texture", Name: "zone1/albedo", State: memory.StateMoving},
 		{Offset: 6 * 4096, Size: 4096, Kind: "texture", Name: "zone1/normal"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb.ElemBytes, tb.Layers = 4096, 12
+	tb.ElemBytes, tb.Layers, tb.TextureUsage = 4096, 12, device.TextureBinding|device.TextureCopyDst
 	return inspect.New("host", "sample", vb, ob, mb, tb)
 }
 

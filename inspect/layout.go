@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/memory"
 )
 
 // A memory map is laid out once, as rectangles and text in a 1100-pixel
@@ -134,7 +136,7 @@ func gridCols() int { return (mapWidth - 2*mapMargin) / cellW }
 
 // blockHeight returns the height of b's block: a bar and its axis, or a
 // grid of its layers.
-func blockHeight(b *Buffer) int {
+func blockHeight(b *memory.Buffer) int {
 	if b.Layers == 0 {
 		return blockH
 	}
@@ -219,11 +221,11 @@ func (l *layout) legend(d *Dump, y float64) {
 
 // head lays out the line above a buffer's bar or grid: its name, kind
 // and element size on the left, its figures on the right.
-func (l *layout) head(b *Buffer, y float64) {
+func (l *layout) head(b *memory.Buffer, y float64) {
 	s := b.Stats
 	head := b.Name
-	if b.Kind != "" {
-		head += " (" + b.Kind
+	if b.Kind != memory.Other {
+		head += " (" + b.Kind.String()
 		switch {
 		case b.Layers != 0:
 			head += fmt.Sprintf(", %d layers of %s", b.Layers, FormatBytes(uint64(b.ElemBytes)))
@@ -278,7 +280,7 @@ func drawnWidth(s string, size int, bold bool) int {
 }
 
 // grid lays out a texture array's block at y: a cell per layer, in rows.
-func (l *layout) grid(b *Buffer, y float64) {
+func (l *layout) grid(b *memory.Buffer, y float64) {
 	l.head(b, y)
 	lb := uint64(b.ElemBytes)
 	cols := gridCols()
@@ -299,16 +301,16 @@ func (l *layout) grid(b *Buffer, y float64) {
 				name = "(unnamed)"
 			}
 			title := fmt.Sprintf("layer %d: %s (%s)\nsize %s", i, name, r.Kind, exact(lb))
-			if r.State == StateMoving {
+			if r.State == memory.StateMoving {
 				title += "\nmoving"
 			}
-			l.shapes = append(l.shapes, shape{x: x, y: cy, w: w, h: h, fill: kindColor(r.Kind), striped: r.State == StateMoving, title: title})
+			l.shapes = append(l.shapes, shape{x: x, y: cy, w: w, h: h, fill: kindColor(r.Kind), striped: r.State == memory.StateMoving, title: title})
 		}
 	}
 }
 
 // buffer lays out one buffer's block at y.
-func (l *layout) buffer(b *Buffer, y float64) {
+func (l *layout) buffer(b *memory.Buffer, y float64) {
 	l.head(b, y)
 
 	bx, by, bw := float64(mapMargin), y+22, float64(mapWidth-2*mapMargin)
@@ -331,11 +333,11 @@ func (l *layout) buffer(b *Buffer, y float64) {
 		if r.Used < r.Size {
 			title += fmt.Sprintf(", used %s, slack %s", FormatBytes(r.Used), FormatBytes(r.Size-r.Used))
 		}
-		if r.State == StateMoving {
+		if r.State == memory.StateMoving {
 			title += "\nmoving"
 		}
 		uw := float64(r.Used) * scale
-		l.shapes = append(l.shapes, shape{x: x, y: by, w: uw, h: barHeight, fill: c, striped: r.State == StateMoving, title: title})
+		l.shapes = append(l.shapes, shape{x: x, y: by, w: uw, h: barHeight, fill: c, striped: r.State == memory.StateMoving, title: title})
 		if r.Used < r.Size {
 			l.shapes = append(l.shapes, shape{x: x + uw, y: by, w: w - uw, h: barHeight, fill: tint(c, 0.55), part: true})
 		}

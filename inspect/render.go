@@ -11,6 +11,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/memory"
 )
 
 // MaxMapBuffers is the most buffers a map draws; a dump with more is
@@ -297,11 +299,11 @@ var mapPage = template.Must(template.New("map").Parse(`<!DOCTYPE html>
 // whose manager keeps no history). Each row carries its buffer's name in
 // data-buffer, and the frame cells the classes moving, frame-moves and
 // frame-bytes, for scripts that check a page.
-func StatsTable(buffers []Buffer, totals Stats) (template.HTML, error) {
+func StatsTable(buffers []memory.Buffer, totals memory.Stats) (template.HTML, error) {
 	var b strings.Builder
 	err := statsTable.Execute(&b, struct {
-		Buffers []Buffer
-		Totals  Stats
+		Buffers []memory.Buffer
+		Totals  memory.Stats
 	}{buffers, totals})
 	return template.HTML(b.String()), err
 }

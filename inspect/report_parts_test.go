@@ -29,7 +29,7 @@ func TestMapParts(t *testing.T) {
 			t.Errorf("no cell for layer %d", i)
 		}
 	}
-	if !strings.Contains(s, "textures/page 0 (bindless page, 12 layers of 4.0 KiB)") {
+	if !strings.Contains(s, "textures/page 0 (texture page, 12 layers of 4.0 KiB)") {
 		t.Error("texture page heading")
 	}
 	table, err := inspect.StatsTable(d.Buffers, d.Totals)

@@ -12,7 +12,7 @@ func holder(t *testing.T, bufs map[string][]memory.Region, moves map[string]uint
 	t.Helper()
 	var out []memory.Buffer
 	for _, name := range []string{"a", "b"} {
-		b, err := memory.NewBuffer(name, "arena", 1024, bufs[name])
+		b, err := memory.NewBuffer(name, memory.ArenaBuffer, 1024, bufs[name])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,8 +21,13 @@ func holder(t *testing.T, bufs map[string][]memory.Region, moves map[string]uint
 		}
 		out = append(out, b)
 	}
-	return memory.Func(func() []memory.Buffer { return out })
+	return fixed(out)
 }
+
+// fixed is a memory.Holder that shows the same buffers every time.
+type fixed []memory.Buffer
+
+func (f fixed) Memory() []memory.Buffer { return f }
 
 // TestMarkMoved is a table: an earlier snapshot, a later one, and what
 // MarkMoved marks: an owner at another offset of the same buffer at the
@@ -54,7 +59,7 @@ func TestMarkMoved(t *testing.T) {
 			if !rg.Live() {
 				continue
 			}
-			if got := rg.State == inspect.StateMoving; got != want[b.Name+"/"+rg.Kind+"/"+rg.Name] {
+			if got := rg.State == memory.StateMoving; got != want[b.Name+"/"+rg.Kind+"/"+rg.Name] {
 				t.Errorf("%s %s %s: moving %v", b.Name, rg.Kind, rg.Name, got)
 			}
 		}
@@ -70,7 +75,7 @@ func TestMarkMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	after.Rename(func(r inspect.Region) string {
+	after.Rename(func(r memory.Region) string {
 		if r.Name == "m1" {
 			return "zone1/mesh1"
 		}

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/gpumem/gpumem/arena"
-	"github.com/gpumem/gpumem/offset"
 )
 
 // Owner says who holds an allocation: Kind is what its bytes are
@@ -13,19 +12,20 @@ type Owner struct {
 	Kind, Name string
 }
 
-// FromArena returns a Buffer of kind "arena" named name, holding a's
-// regions (converted to bytes with a's element size) and statistics,
-// history included. owner names the owner of each live region (its
-// Owner tag says whose it is); nil gives kind "arena" and the tag in
-// decimal as the name. The caller sets Kind and Usage as it sees fit.
+// FromArena returns a Buffer of kind ArenaBuffer named name, holding a's
+// regions (converted to bytes with a's element size), usage and
+// statistics, history included. owner names the owner of each live
+// region (its Owner tag says whose it is); nil gives region kind "arena"
+// and the tag in decimal as the name. A manager built on arenas sets its
+// own Kind.
 // O(regions); it allocates the regions.
 func FromArena(name string, a *arena.Arena, owner func(arena.Region) Owner) Buffer {
 	st := a.Stats()
 	e := uint64(a.ElemSize())
-	b := Buffer{Name: name, Kind: "arena", ElemBytes: a.ElemSize(), CapacityBytes: uint64(st.CapacityElems) * e,
+	b := Buffer{Name: name, Kind: ArenaBuffer, ElemBytes: a.ElemSize(), CapacityBytes: uint64(st.CapacityElems) * e,
 		Stats: ArenaHistory(st)}
 	if buf := a.Buffer(); buf != nil {
-		b.Usage = buf.Desc().Usage.String()
+		b.Usage = buf.Desc().Usage
 	}
 	b.Regions = make([]Region, 0, 2*st.Allocations+1)
 	for r := range a.Regions() {
@@ -46,32 +46,18 @@ func FromArena(name string, a *arena.Arena, owner func(arena.Region) Owner) Buff
 // Arena returns a Holder that shows a as one Buffer: FromArena(name, a,
 // owner).
 func Arena(name string, a *arena.Arena, owner func(arena.Region) Owner) Holder {
-	return Func(func() []Buffer { return []Buffer{FromArena(name, a, owner)} })
+	return arenaHolder{name, a, owner}
 }
 
-// FromAllocator returns a Buffer of kind "offset" named name, holding a's
-// regions, each unit unitBytes bytes. owner names the owner of the
-// allocation at each region (in units); nil names every allocation of
-// kind "offset". An allocator knows no requested sizes: Used is Size.
-// O(regions); it allocates the regions.
-func FromAllocator(name string, a *offset.Allocator, unitBytes uint32, owner func(offset.Region) Owner) Buffer {
-	u := uint64(unitBytes)
-	b := Buffer{Name: name, Kind: "offset", ElemBytes: unitBytes, CapacityBytes: uint64(a.Capacity()) * u,
-		Regions: make([]Region, 0, 2*a.Len()+1)}
-	for r := range a.Regions() {
-		reg := Region{Offset: uint64(r.Offset) * u, Size: uint64(r.Size) * u, State: StateFree}
-		if r.Used {
-			o := Owner{Kind: "offset"}
-			if owner != nil {
-				o = owner(r)
-			}
-			reg.Used, reg.State, reg.Kind, reg.Name = reg.Size, StateUsed, o.Kind, o.Name
-		}
-		b.Regions = append(b.Regions, reg)
-	}
-	b.Measure()
-	return b
+// arenaHolder is Arena's Holder.
+type arenaHolder struct {
+	name  string
+	a     *arena.Arena
+	owner func(arena.Region) Owner
 }
+
+// Memory returns FromArena of h's arena.
+func (h arenaHolder) Memory() []Buffer { return []Buffer{FromArena(h.name, h.a, h.owner)} }
 
 // ArenaHistory returns an arena's history counters as Stats, for
 // WithHistory. O(1).

@@ -3,8 +3,10 @@ package memory
 import (
 	"cmp"
 	"fmt"
-	"github.com/gpumem/gpumem/internal/invariant"
 	"slices"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
 )
 
 // A Holder holds device memory and shows it. Every gpumem manager is one.
@@ -14,27 +16,21 @@ type Holder interface {
 	Memory() []Buffer
 }
 
-// Func is a function that is a Holder: Memory calls it.
-type Func func() []Buffer
-
-// Memory returns f().
-func (f Func) Memory() []Buffer { return f() }
-
 // Buffer is one device buffer (or texture array) at one moment: its
 // regions tile [0, CapacityBytes) in address order. The JSON keys are
 // package inspect's dump schema.
 type Buffer struct {
 	// Name is the buffer's label, unique among a holder's buffers.
 	Name string `json:"name"`
-	// Kind is the kind of buffer and who holds it: "mesh slab", "mesh
-	// buffer", "meshlet", "bindless page", "ring", "ring frame", "pool",
-	// "arena".
-	Kind          string `json:"kind"`
+	// Kind is what the buffer is and which manager holds it.
+	Kind          Kind   `json:"kind"`
 	ElemBytes     uint32 `json:"elem_bytes,omitempty"`
 	CapacityBytes uint64 `json:"capacity_bytes"`
-	// Usage is the device buffer's usage flags in words
-	// ("Vertex|CopySrc|CopyDst"; device.Usage's String), when known.
-	Usage string `json:"usage,omitempty"`
+	// Usage is a device buffer's usage flags, when known; TextureUsage a
+	// texture array's. The JSON has the one that applies in words under
+	// "usage" ("Vertex|CopySrc|CopyDst").
+	Usage        device.Usage        `json:"-"`
+	TextureUsage device.TextureUsage `json:"-"`
 	// Layers, when set, says the buffer is a texture array of Layers
 	// layers of ElemBytes bytes each (CapacityBytes = Layers*ElemBytes).
 	Layers  uint32   `json:"layers,omitempty"`
@@ -193,6 +189,16 @@ func (b *Buffer) check() error {
 	if b.Layers != 0 && (b.ElemBytes == 0 || uint64(b.Layers)*uint64(b.ElemBytes) != b.CapacityBytes) {
 		return fmt.Errorf("%d layers of %d bytes, capacity %d", b.Layers, b.ElemBytes, b.CapacityBytes)
 	}
+	switch {
+	case b.Kind >= numKinds:
+		return fmt.Errorf("unknown kind %v", b.Kind)
+	case b.Usage&^device.AllUsage != 0 || b.TextureUsage&^device.AllTextureUsage != 0:
+		return fmt.Errorf("unknown usage flags (%v, %v)", b.Usage, b.TextureUsage)
+	case b.Layers == 0 && b.TextureUsage != 0:
+		return fmt.Errorf("texture usage %v on a buffer that is no texture array", b.TextureUsage)
+	case b.Layers != 0 && b.Usage != 0:
+		return fmt.Errorf("buffer usage %v on a texture array", b.Usage)
+	}
 	var end uint64
 	for j, r := range b.Regions {
 		switch {
@@ -222,7 +228,7 @@ func (b *Buffer) check() error {
 // when 0, to its Size. Errors wrap ErrInvalidRegion: a region that is
 // empty, free, passes the capacity or overlaps another.
 // O(n log n) for n regions; it does not keep used.
-func NewBuffer(name, kind string, capacityBytes uint64, used []Region) (Buffer, error) {
+func NewBuffer(name string, kind Kind, capacityBytes uint64, used []Region) (Buffer, error) {
 	live := slices.Clone(used)
 	slices.SortFunc(live, func(a, b Region) int { return cmp.Compare(a.Offset, b.Offset) })
 	b := Buffer{Name: name, Kind: kind, CapacityBytes: capacityBytes, Regions: make([]Region, 0, 2*len(live)+1)}
@@ -264,7 +270,7 @@ func NewBuffer(name, kind string, capacityBytes uint64, used []Region) (Buffer, 
 // start (a pool's buffers, a ring's frame blocks, a belt's chunks) shows
 // one. used above capacityBytes is the holder's bug: Block panics
 // (internal/invariant).
-func Block(name, kind string, capacityBytes, used uint64, region Region, usage string) Buffer {
+func Block(name string, kind Kind, capacityBytes, used uint64, region Region, usage device.Usage) Buffer {
 	var regs []Region
 	if used > 0 {
 		region.Offset, region.Size = 0, used
@@ -286,12 +292,5 @@ func (b Buffer) WithHistory(h Stats) Buffer {
 	s.History = true
 	s.Growths, s.Moves, s.BytesMoved, s.BytesCopied = h.Growths, h.Moves, h.BytesMoved, h.BytesCopied
 	s.SweepsCompleted, s.FullCompactions = h.SweepsCompleted, h.FullCompactions
-	return b
-}
-
-// WithFrame returns b with the moves recorded during the snapshot's frame
-// and the bytes they moved (Stats.FrameMoves, FrameBytesMoved). O(1).
-func (b Buffer) WithFrame(moves, bytesMoved uint64) Buffer {
-	b.Stats.FrameMoves, b.Stats.FrameBytesMoved = moves, bytesMoved
 	return b
 }

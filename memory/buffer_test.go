@@ -19,7 +19,7 @@ func TestNewBufferRejects(t *testing.T) {
 		{{Offset: 0, Size: 8, State: memory.StateFree}},
 		{{Offset: 0, Size: 8, Used: 9}},
 	} {
-		if _, err := memory.NewBuffer("b", "k", 64, regs); !errors.Is(err, memory.ErrInvalidRegion) {
+		if _, err := memory.NewBuffer("b", memory.Other, 64, regs); !errors.Is(err, memory.ErrInvalidRegion) {
 			t.Errorf("%+v: error %v, want ErrInvalidRegion", regs, err)
 		}
 	}

@@ -14,6 +14,12 @@
 // holders into a dump in one call (inspect.Snapshot), draws its memory
 // maps and writes it as JSON.
 //
+// A Buffer's Kind says what it is and which manager holds it (a vertex
+// slab, a texture page, a pool buffer; see Kind), with the properties a
+// program acts on: whether its allocations move (Compacts), whether a new
+// or replaced one means rebuilding bindings (Rebinds). Its Usage (or a
+// texture array's TextureUsage) are the device's flags.
+//
 // A Buffer's Regions tile [0, CapacityBytes) in address order: live
 // allocations, each with its owner's Kind (what the bytes are: "vertex",
 // "index", "meshlet-data", "texture", "ring", ...) and Name (who holds
@@ -28,11 +34,11 @@
 // # Building a Buffer
 //
 // FromArena converts an arena's regions and statistics, naming each
-// allocation from its arena.Region (its owner tag); FromAllocator does the
-// same for a raw offset.Allocator; NewBuffer builds one from the live
-// regions of a manager that keeps its own records (the gaps become free
-// regions). Each measures the Stats from the regions; WithHistory and
-// WithFrame add what only the manager knows.
+// allocation from its arena.Region (its owner tag); NewBuffer builds one
+// from the live regions of a manager that keeps its own records (the gaps
+// become free regions), and Block one of a buffer filled from its start.
+// Each measures the Stats from the regions; WithHistory adds the history
+// only the manager knows.
 //
 // # Caveats
 //

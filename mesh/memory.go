@@ -9,10 +9,11 @@ import (
 // Memory returns the allocator's buffers as they are now, read-only (a
 // memory.Holder): each slab, in creation order, named by its layout and
 // creation number ("slab of 12-byte vertices #3", after Options.Label),
-// of kind "mesh slab", with a region per placed array of kind "vertex" or
+// of kind memory.VertexSlab or IndexSlab, with a region per placed array of kind "vertex" or
 // "index" named by its mesh's Handle ("handle 3.1"), whole slots (Used is
 // the array's bytes, Size its slots'), and the slab's arena history; then
-// each buffer of its own (kind "mesh buffer"), in handle order. Staged
+// each buffer of its own (kind memory.VertexBuffer or IndexBuffer), in
+// handle order. Staged
 // arrays are in no buffer. O(placed arrays + meshes); it allocates the
 // snapshot.
 func (a *Allocator) Memory() []memory.Buffer {
@@ -23,9 +24,9 @@ func (a *Allocator) Memory() []memory.Buffer {
 	for _, sl := range a.slabs {
 		sb := uint64(sl.layout.SlotBytes())
 		st := sl.ar.Stats()
-		b := memory.Buffer{Name: a.set.label(fmt.Sprintf("slab of %v #%d", sl.layout, sl.seq)), Kind: "mesh slab",
+		b := memory.Buffer{Name: a.set.label(fmt.Sprintf("slab of %v #%d", sl.layout, sl.seq)), Kind: bufferKind(sl.layout.Kind, memory.VertexSlab, memory.IndexSlab),
 			ElemBytes: sl.layout.ElemBytes, CapacityBytes: uint64(st.CapacityElems) * sb,
-			Usage: sl.ar.Buffer().Desc().Usage.String(), Stats: memory.ArenaHistory(st),
+			Usage: sl.ar.Buffer().Desc().Usage, Stats: memory.ArenaHistory(st),
 			Regions: make([]memory.Region, 0, 2*st.Allocations+1)}
 		for r := range sl.ar.Regions() {
 			reg := memory.Region{Offset: uint64(r.Offset) * sb, Size: uint64(r.Size) * sb, State: memory.StateFree}
@@ -52,16 +53,25 @@ func (a *Allocator) Memory() []memory.Buffer {
 			}
 			h := Handle{uint32(idx), rec.gen}
 			used := uint64(p.elems) * uint64(p.layout.ElemBytes)
-			b, err := memory.NewBuffer(a.set.label(fmt.Sprintf("%v of %v", p.layout, h)), "mesh buffer", p.own.Size(),
+			b, err := memory.NewBuffer(a.set.label(fmt.Sprintf("%v of %v", p.layout, h)), bufferKind(p.layout.Kind, memory.VertexBuffer, memory.IndexBuffer), p.own.Size(),
 				[]memory.Region{{Size: min((used+3)&^3, p.own.Size()), Used: used, Kind: regionKind(Kind(k)), Name: h.String()}})
 			if err != nil {
 				continue // an array larger than its own buffer: check reports it
 			}
-			b.ElemBytes, b.Usage = p.layout.ElemBytes, p.own.Desc().Usage.String()
+			b.ElemBytes, b.Usage = p.layout.ElemBytes, p.own.Desc().Usage
 			bufs = append(bufs, b)
 		}
 	}
 	return bufs
+}
+
+// bufferKind returns idx for a buffer of indices, vtx for one of
+// vertices.
+func bufferKind(k Kind, vtx, idx memory.Kind) memory.Kind {
+	if k == Indices {
+		return idx
+	}
+	return vtx
 }
 
 // regionKind is the memory region kind of a mesh's k array.

@@ -57,17 +57,21 @@ func checkMemory(t *testing.T, md *model) {
 			t.Fatalf("%s: %v", b.Name, err)
 		}
 		switch b.Kind {
-		case "mesh slab":
+		case memory.VertexSlab, memory.IndexSlab:
 			slabs++
 			slabBytes += b.CapacityBytes
 			usedBytes += b.Stats.ReservedBytes
-		case "mesh buffer":
+		case memory.VertexBuffer, memory.IndexBuffer:
 			own++
 			ownBytes += b.CapacityBytes
 		default:
-			t.Fatalf("%s: kind %q", b.Name, b.Kind)
+			t.Fatalf("%s: kind %v", b.Name, b.Kind)
 		}
+		holds := map[bool]string{true: "index", false: "vertex"}[b.Kind == memory.IndexSlab || b.Kind == memory.IndexBuffer]
 		for _, r := range b.Regions {
+			if r.Live() && r.Kind != holds {
+				t.Fatalf("%s (%v): a region of kind %q", b.Name, b.Kind, r.Kind)
+			}
 			if r.Live() {
 				seen[r.Name] = append(seen[r.Name], where{r.Kind, r.Offset})
 			}

@@ -9,7 +9,7 @@ import (
 func (h BatchHandle) String() string { return "batch " + h.h.String() }
 
 // Memory returns the manager's two arenas as they are now, read-only (a
-// memory.Holder): the data arena (Options.Data.Label, kind "meshlet",
+// memory.Holder): the data arena (Options.Data.Label, kind memory.MeshletArena,
 // regions of kind "meshlet-data") and the rows arena (regions of kind
 // "meshlet-rows"), each allocation named by its batch's handle ("batch
 // 3.1"), with the arenas' history. O(batches); it allocates the snapshot.
@@ -24,7 +24,7 @@ func (m *Manager) Memory() []memory.Buffer {
 	}
 	data := memory.FromArena(m.opts.Data.Label, m.data, owner("meshlet-data"))
 	rows := memory.FromArena(m.opts.Rows.Label, m.rows, owner("meshlet-rows"))
-	data.Kind, rows.Kind = "meshlet", "meshlet"
+	data.Kind, rows.Kind = memory.MeshletArena, memory.MeshletArena
 	return []memory.Buffer{data, rows}
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // Memory returns the pool's buffers as they are now, read-only (a
-// memory.Holder): each buffer it holds, of kind "pool", named by
+// memory.Holder): each buffer it holds, of kind memory.PoolBuffer, named by
 // Options.Label and its creation number ("readback #3"): first the
 // leased ones, each one region of kind "pool" named "leased", then the
 // idle ones, oldest first, free. O(buffers); it allocates the snapshot.
@@ -21,8 +21,8 @@ func (p *Pool) Memory() []memory.Buffer {
 		if leased {
 			used = e.size
 		}
-		bufs = append(bufs, memory.Block(fmt.Sprintf("%s #%d", p.opts.Label, e.id), "pool", e.size, used,
-			memory.Region{Kind: "pool", Name: "leased"}, e.uc.usage.String()))
+		bufs = append(bufs, memory.Block(fmt.Sprintf("%s #%d", p.opts.Label, e.id), memory.PoolBuffer, e.size, used,
+			memory.Region{Kind: "pool", Name: "leased"}, e.uc.usage))
 	}
 	for e := p.leased; e != nil; e = e.next {
 		add(e, true)

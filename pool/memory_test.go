@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/pool"
 )
 
@@ -36,8 +37,8 @@ func TestMemory(t *testing.T) {
 				if err := b.Check(); err != nil {
 					t.Fatal(err)
 				}
-				if names[b.Name] || b.Kind != "pool" {
-					t.Fatalf("buffer %q of kind %q twice or of another kind", b.Name, b.Kind)
+				if names[b.Name] || b.Kind != memory.PoolBuffer {
+					t.Fatalf("buffer %q of kind %v twice or of another kind", b.Name, b.Kind)
 				}
 				names[b.Name] = true
 				held += b.CapacityBytes

@@ -10,12 +10,12 @@ import (
 )
 
 // Memory returns the ring as it is now, read-only (a memory.Holder): its
-// buffer (kind "ring", named by BufferOptions.Label) with a region of kind
+// buffer (kind memory.RingBuffer, named by BufferOptions.Label) with a region of kind
 // "ring" per frame in flight, oldest first ("frame (fence 12)"), and the
 // open frame's ("open frame"), each from where the frame before it ended
 // to where it ends, skips and alignment included (a frame that wraps is
 // two regions); then each buffer the ring grew out of that waits for its
-// frames' fence (kind "ring", "(retired)" after the label), whole. Frames
+// frames' fence (the same kind, "(retired)" after the label), whole. Frames
 // the GPU finished count until the ring next polls the device (Allocate,
 // EndFrame). Growths are its history. O(frames in flight); it allocates
 // the snapshot.
@@ -39,20 +39,20 @@ func (b *Buffer) Memory() []memory.Buffer {
 		start = f.end
 	}
 	add(b.frameStart, b.head, "open frame")
-	cur, err := memory.NewBuffer(b.opts.Label, "ring", b.size, used)
+	cur, err := memory.NewBuffer(b.opts.Label, memory.RingBuffer, b.size, used)
 	if err != nil {
 		invariant.Broken("ring", "frames in flight overlap: %v", err)
 	}
-	cur.Usage = b.opts.Usage.String()
+	cur.Usage = b.opts.Usage
 	cur = cur.WithHistory(memory.Stats{Growths: uint64(b.stats.Growths)})
 	bufs := []memory.Buffer{cur}
 	retired := func(buf device.Buffer, why string) {
-		r, err := memory.NewBuffer(fmt.Sprintf("%s (retired %d)", b.opts.Label, len(bufs)), "ring", buf.Size(),
+		r, err := memory.NewBuffer(fmt.Sprintf("%s (retired %d)", b.opts.Label, len(bufs)), memory.RingBuffer, buf.Size(),
 			[]memory.Region{{Size: buf.Size(), Kind: "ring", Name: why}})
 		if err != nil {
 			invariant.Broken("ring", "retired buffer: %v", err)
 		}
-		r.Usage = b.opts.Usage.String()
+		r.Usage = b.opts.Usage
 		bufs = append(bufs, r)
 	}
 	for i := range b.old.tagged.Len() {
@@ -66,7 +66,7 @@ func (b *Buffer) Memory() []memory.Buffer {
 }
 
 // Memory returns the frame arena's blocks as they are now, read-only (a
-// memory.Holder), each a buffer of kind "ring frame" named by
+// memory.Holder), each a buffer of kind memory.FrameBlock named by
 // FrameOptions.Label and a number: first the open frame's (its earlier
 // blocks, then the current one), then the blocks in flight, oldest first,
 // then the free ones. A block holds one region of kind "ring" from offset
@@ -78,8 +78,8 @@ func (a *Frame) Memory() []memory.Buffer {
 	}
 	var bufs []memory.Buffer
 	add := func(buf device.Buffer, used uint64, name string) {
-		bufs = append(bufs, memory.Block(fmt.Sprintf("%s block %d", a.opts.Label, len(bufs)+1), "ring frame", buf.Size(), used,
-			memory.Region{Kind: "ring", Name: name}, a.opts.Usage.String()))
+		bufs = append(bufs, memory.Block(fmt.Sprintf("%s block %d", a.opts.Label, len(bufs)+1), memory.FrameBlock, buf.Size(), used,
+			memory.Region{Kind: "ring", Name: name}, a.opts.Usage))
 	}
 	// The open frame's blocks: the earlier ones, then the current one.
 	a.recycled.Each(func(b fenced.Block, st fenced.State) {

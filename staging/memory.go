@@ -9,7 +9,7 @@ import (
 )
 
 // Memory returns the belt's chunks as they are now, read-only (a
-// memory.Holder), each of kind "staging", named by Options.Label and its
+// memory.Holder), each of kind memory.StagingChunk, named by Options.Label and its
 // place: first the open frame's (the current chunk, its written bytes one
 // region named "open frame", then the chunks filled this frame, whole),
 // then those in flight, oldest first, whole and named by their fence
@@ -21,8 +21,8 @@ func (b *Belt) Memory() []memory.Buffer {
 	}
 	var bufs []memory.Buffer
 	add := func(buf device.Buffer, used uint64, name string) {
-		bufs = append(bufs, memory.Block(fmt.Sprintf("%s #%d", b.opts.Label, len(bufs)), "staging", b.size, used,
-			memory.Region{Kind: "staging", Name: name}, buf.Desc().Usage.String()))
+		bufs = append(bufs, memory.Block(fmt.Sprintf("%s #%d", b.opts.Label, len(bufs)), memory.StagingChunk, b.size, used,
+			memory.Region{Kind: "staging", Name: name}, buf.Desc().Usage))
 	}
 	if b.cur != nil {
 		add(b.cur, b.used, "open frame")

@@ -31,7 +31,7 @@ func TestMemory(t *testing.T) {
 		}
 		inFlight := 0
 		for _, b := range bufs {
-			if b.Kind != "staging" || b.Usage == "" {
+			if b.Kind != memory.StagingChunk || b.Usage == 0 {
 				t.Fatalf("chunk %+v", b)
 			}
 			for _, r := range b.Regions {

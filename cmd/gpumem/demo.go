@@ -451,22 +451,21 @@ var categories = []string{"vertex", "index", "meshlet", "texture", "uniform", "s
 
 // category returns what b's memory is for, by the kind of buffer its
 // manager says it is.
-func category(b *inspect.Buffer) string {
+func category(b *memory.Buffer) string {
 	switch b.Kind {
-	case "mesh slab", "mesh buffer":
-		if strings.Contains(b.Usage, "Index") {
-			return "index"
-		}
+	case memory.VertexSlab, memory.VertexBuffer:
 		return "vertex"
-	case "meshlet":
+	case memory.IndexSlab, memory.IndexBuffer:
+		return "index"
+	case memory.MeshletArena:
 		return "meshlet"
-	case "bindless page":
+	case memory.TexturePage:
 		return "texture"
-	case "ring":
+	case memory.RingBuffer:
 		return "uniform"
-	case "ring frame":
+	case memory.FrameBlock:
 		return "scratch"
-	case "pool":
+	case memory.PoolBuffer:
 		return "readback"
 	}
 	return ""
@@ -487,15 +486,6 @@ func categoryColor(c string) string {
 	}
 	return inspect.KindColor(c)
 }
-
-// swept reports whether b is a buffer whose free space can fragment
-// (allocations of any size that compact): the fragmentation plot's.
-func swept(b *inspect.Buffer) bool { return b.Kind == "mesh slab" || b.Kind == "meshlet" }
-
-// rebinds reports whether a buffer of b's kind that is new or grew needs
-// its bind groups rebuilt: not the pool's read-back buffers nor the frame
-// arena's blocks, which a renderer binds afresh each time.
-func rebinds(b *inspect.Buffer) bool { return b.Kind != "pool" && b.Kind != "ring frame" }
 
 // frameRecord is one frame's numbers, for the plots. Bytes are bytes.
 type frameRecord struct {
@@ -573,7 +563,7 @@ func simulate(dev device.Device, devName string, cfg demoConfig, prog *progress)
 	res := &demoResult{cfg: cfg, device: devName, limits: dev.Limits()}
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x9e3779b97f4a7c15))
 	names := map[string]string{}
-	rename := func(r inspect.Region) string { return names[r.Name] }
+	rename := func(r memory.Region) string { return names[r.Name] }
 	total := cfg.frames + cfg.unload
 	mapAt := map[int]bool{1: true, (cfg.frames + 1) / 2: true, cfg.frames: true, total: true}
 	prog.start("demo")
@@ -727,17 +717,17 @@ func record(rec frameRecord, d, prev *inspect.Dump, n int) frameRecord {
 	rec.capacity, rec.reserved, rec.occupied, rec.live = t.CapacityBytes, t.ReservedBytes, t.OccupiedBytes, t.Allocations
 	rec.moves, rec.bytesMoved = t.FrameMoves, t.FrameBytesMoved
 	rec.byCategory = make([]uint64, len(categories))
-	before := make(map[string]*inspect.Buffer, len(prev.Buffers))
+	before := make(map[string]*memory.Buffer, len(prev.Buffers))
 	for i := range prev.Buffers {
 		before[prev.Buffers[i].Name] = &prev.Buffers[i]
 	}
-	var frag []inspect.Buffer
+	var frag []memory.Buffer
 	for i := range d.Buffers {
 		b := &d.Buffers[i]
 		if k := slices.Index(categories, category(b)); k >= 0 {
 			rec.byCategory[k] += b.CapacityBytes
 		}
-		if swept(b) {
+		if b.Kind.Compacts() {
 			frag = append(frag, *b)
 		}
 		p := before[b.Name]
@@ -745,7 +735,7 @@ func record(rec frameRecord, d, prev *inspect.Dump, n int) frameRecord {
 			rec.grownCopy += b.Stats.BytesCopied - p.Stats.BytesCopied
 		}
 		switch {
-		case n == 1 || !rebinds(b):
+		case n == 1 || !b.Kind.Rebinds():
 		case p == nil:
 			rec.rebind = append(rec.rebind, b.Name+": new")
 		case b.Stats.Growths > p.Stats.Growths:
@@ -916,7 +906,7 @@ func (r *demoResult) writeSummary(w io.Writer) {
 	fmt.Fprintf(w, "gpumem demo: %d frames, seed %d%s, on %s\n\n", r.cfg.frames, r.cfg.seed, scale, r.device)
 	// One row per group of buffers of the last frame, in the dump's order.
 	var names []string
-	rows := map[string][]inspect.Buffer{}
+	rows := map[string][]memory.Buffer{}
 	for _, b := range r.last.Buffers {
 		g := group(b.Name)
 		if rows[g] == nil {
@@ -926,14 +916,14 @@ func (r *demoResult) writeSummary(w io.Writer) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "buffers                                  \tcount\tlive\toccupied\treserved\tcapacity\tgrowths\tmoves\tmoved\tfragmentation\t")
-	line := func(name string, bufs []inspect.Buffer) {
+	line := func(name string, bufs []memory.Buffer) {
 		t := memory.Totals(bufs)
 		fr := "-"
-		if swept(&bufs[0]) || name == "total" {
+		if bufs[0].Kind.Compacts() || name == "total" {
 			if name == "total" {
-				var sw []inspect.Buffer
+				var sw []memory.Buffer
 				for _, b := range r.last.Buffers {
-					if swept(&b) {
+					if b.Kind.Compacts() {
 						sw = append(sw, b)
 					}
 				}

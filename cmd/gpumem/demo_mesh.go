@@ -371,11 +371,13 @@ func (w *meshWorkload) modify(f *frameState, m *demoMesh) error {
 // to a mesh Moved reported, or to one re-placed this frame.
 func (w *meshWorkload) verifyMoves(d *inspect.Dump) error {
 	for _, b := range d.Buffers {
-		if b.Kind != "mesh slab" && b.Kind != "mesh buffer" {
+		switch b.Kind {
+		case memory.VertexSlab, memory.IndexSlab, memory.VertexBuffer, memory.IndexBuffer:
+		default:
 			continue
 		}
 		for _, r := range b.Regions {
-			if r.State != inspect.StateMoving {
+			if r.State != memory.StateMoving {
 				continue
 			}
 			if _, ok := w.moved[w.handles[r.Name]]; !ok && !w.replaced[r.Name] {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // runDemoTest runs gpumem demo with args plus an output directory's
@@ -107,11 +108,12 @@ func TestDemoHost(t *testing.T) {
 	// Every manager's buffers: a slab per mesh layout at least, the
 	// meshlet arenas, the texture pages, the ring, the frame arena's
 	// blocks in flight.
-	kinds := map[string]int{}
+	kinds := map[memory.Kind]int{}
 	for _, b := range d.Buffers {
 		kinds[b.Kind]++
 	}
-	if kinds["mesh slab"] < 6 || kinds["meshlet"] != 2 || kinds["bindless page"] < 4 || kinds["ring"] != 1 || kinds["ring frame"] < 2 || kinds["pool"] == 0 {
+	if kinds[memory.VertexSlab] < 4 || kinds[memory.IndexSlab] < 2 || kinds[memory.MeshletArena] != 2 || kinds[memory.TexturePage] < 4 ||
+		kinds[memory.RingBuffer] != 1 || kinds[memory.FrameBlock] < 2 || kinds[memory.PoolBuffer] == 0 {
 		t.Errorf("dump's buffers by kind: %v", kinds)
 	}
 }

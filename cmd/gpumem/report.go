@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // writeReport writes the HTML report: contents, the summary, plots over
@@ -144,10 +146,10 @@ var managerColors = [numManagers]string{
 // drawn returns what the report draws of d: every buffer but the pool's
 // idle read-back buffers (whole, empty bars), which a note sums up.
 func drawn(d *inspect.Dump) (*inspect.Dump, string) {
-	var keep []inspect.Buffer
+	var keep []memory.Buffer
 	n, bytes := 0, uint64(0)
 	for _, b := range d.Buffers {
-		if b.Kind == "pool" && b.Stats.Allocations == 0 {
+		if b.Kind == memory.PoolBuffer && b.Stats.Allocations == 0 {
 			n++
 			bytes += b.CapacityBytes
 			continue
@@ -201,17 +203,17 @@ func (r *demoResult) headroom() template.HTML {
 	var largest uint64
 	slabs, arrays := 0, 0
 	for _, b := range r.last.Buffers {
-		rw := row{Name: b.Name, Usage: cmp.Or(b.Usage, "-"), Size: inspect.FormatBytes(b.CapacityBytes), OfMax: pct(b.CapacityBytes, lim.MaxBufferSize), Binding: "-", Layers: "-"}
+		rw := row{Name: b.Name, Usage: cmp.Or(b.UsageString(), "-"), Size: inspect.FormatBytes(b.CapacityBytes), OfMax: pct(b.CapacityBytes, lim.MaxBufferSize), Binding: "-", Layers: "-"}
 		if b.Layers != 0 {
 			rw.OfMax = "-" // a texture: its limits are layers and size
 			rw.Layers = fmt.Sprintf("%d of %d", b.Layers, lim.MaxArrayLayers)
 		} else {
 			largest = max(largest, b.CapacityBytes)
 		}
-		if strings.Contains(b.Usage, "Storage") {
+		if b.Usage.Has(device.Storage) {
 			rw.Binding = pct(b.CapacityBytes, lim.MaxStorageBufferBindingSize) + " of a storage binding"
 		}
-		if b.Kind == "mesh slab" {
+		if b.Kind == memory.VertexSlab || b.Kind == memory.IndexSlab {
 			slabs++
 			arrays += b.Stats.Allocations
 		}
