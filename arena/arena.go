@@ -109,6 +109,19 @@ type Arena struct {
 	guardFill []byte
 	guards    []device.Guard
 	guardIDs  []uint32
+	// Place's scratch and state (place.go).
+	sizes      []uint32    // per request: what it takes from the allocator
+	rest       []int32     // requests left after the holes
+	order      []uint64    // placed requests by offset: offset<<32 | index
+	runBuf     []byte      // one run's bytes
+	placeMoves []Move      // the moves Place reports
+	placing    bool        // a compaction inside Place: flush reports to placeMoves
+	fresh      []Placement // the batch's placements so far, while placing
+	isFresh    []bool      // by allocation id, set only inside reportMoves
+	wReqs      []Request   // the batch being written
+	wOut       []Placement
+	wRun       []uint64         // the run being written (order entries)
+	gather     func(dst []byte) // gatherRun, made once
 }
 
 // New creates an arena on dev with its first buffer. It returns
@@ -194,53 +207,6 @@ func (a *Arena) AllocateOwned(elems uint32, owner uint64) (Handle, error) {
 	return a.place(h, elems, owner)
 }
 
-// AllocateIfFits is AllocateOwned without making room: it allocates elems
-// elements for owner only when the arena serves the request as it is, and
-// returns the handle and where its elements start (what Offset(h) says
-// until the next move), or ErrNoFit, bare, and changes nothing.
-//
-// Invariants:
-//   - It never grows, sweeps, compacts or arms a sweep, so it moves no
-//     allocation, leaves Buffer as it is, calls no OnMove and counts no
-//     refusal in Stats.
-//   - Whenever Fits(elems) holds (for instance after Reserve, within the
-//     batch Reserve promises), it succeeds, unless no allocation node is
-//     free (ErrTooManyAllocations). Under offset.Exact it succeeds exactly
-//     when Fits holds and a node is free; under offset.Fit it may also
-//     succeed where Fits does not promise it (a tighter region of the bin
-//     below).
-//   - The allocation is what AllocateOwned would have made in the same
-//     state: same offset, same margin (Options.GuardBytes, filled with
-//     GuardPattern), same owner.
-//
-// Errors: ErrNoFit (no free region serves it, which includes a request
-// above the capacity), ErrInvalidSize, ErrTooManyAllocations, device.ErrReleased,
-// or a device error from filling the margin (then nothing is allocated).
-// O(1); it does not allocate, and a refusal builds no error value.
-func (a *Arena) AllocateIfFits(elems uint32, owner uint64) (h Handle, off uint32, err error) {
-	if a.released {
-		return Handle{}, 0, errReleased
-	}
-	size, err := a.size(elems)
-	if err != nil {
-		return Handle{}, 0, err
-	}
-	if size > a.alloc.Capacity() {
-		return Handle{}, 0, ErrNoFit
-	}
-	al, err := a.alloc.Allocate(size)
-	if err != nil {
-		if err == offset.ErrOutOfSpace {
-			return Handle{}, 0, ErrNoFit
-		}
-		return Handle{}, 0, a.refused(elems, err)
-	}
-	if h, err = a.place(al, elems, owner); err != nil {
-		return Handle{}, 0, err
-	}
-	return h, al.Offset, nil
-}
-
 // refused returns the error for the allocator's refusal err of a request
 // of elems elements, other than a want of room.
 func (a *Arena) refused(elems uint32, err error) error {
@@ -254,47 +220,35 @@ func (a *Arena) refused(elems uint32, err error) error {
 // owner, fills its margin (guards) and returns its handle. When the margin
 // cannot be written it frees h and returns the device's error.
 func (a *Arena) place(h offset.Allocation, elems uint32, owner uint64) (Handle, error) {
-	id := h.ID()
-	s := &a.slots[id]
-	s.gen++
-	if s.gen == 0 {
-		s.gen = 1
-	}
-	s.alloc, s.elems, s.owner = h, elems, owner
-	a.occupied += uint64(elems)
+	hd := a.record(h, elems, owner)
 	if a.opts.GuardBytes > 0 {
-		if err := a.fillGuard(id); err != nil {
-			hd := a.handle(id)
+		if err := a.fillGuard(hd.id); err != nil {
 			_ = a.Free(hd) // the slot is live: cannot fail
 			return Handle{}, fmt.Errorf("arena %q: fill the margin of %d elements: %w", a.opts.Label, elems, err)
 		}
 	}
-	return Handle{id: id, gen: s.gen, arena: a.serial}, nil
+	return hd, nil
 }
-
-// Reserved returns how many elements a request of elems takes: elems, its
-// margin (Options.GuardBytes) and, with RoundToBins, its bin's rounding.
-// An allocation of elems spans exactly that many elements from its
-// offset, so allocations placed end to end can be written as one range.
-// ErrInvalidSize where Allocate would refuse elems as a size.
-func (a *Arena) Reserved(elems uint32) (uint32, error) { return a.size(elems) }
 
 // size returns what a request of elems takes from the allocator: elems, or
 // its bin's size with RoundToBins. ErrInvalidSize for 0 or more than
 // MaxElems.
-func (a *Arena) size(elems uint32) (uint32, error) {
+func (a *Arena) size(elems uint32) (uint32, error) { return a.opts.size(a.guard, elems) }
+
+// size is Arena.size for an arena of o whose margin is guard elements.
+func (o *Options) size(guard, elems uint32) (uint32, error) {
 	size := elems
-	if g := a.guard; g > 0 {
-		if size > a.opts.MaxElems-min(g, a.opts.MaxElems) {
-			return 0, fmt.Errorf("%w: %d elements and a margin of %d (max %d)", ErrInvalidSize, elems, g, a.opts.MaxElems)
+	if g := guard; g > 0 {
+		if size > o.MaxElems-min(g, o.MaxElems) {
+			return 0, fmt.Errorf("%w: %d elements and a margin of %d (max %d)", ErrInvalidSize, elems, g, o.MaxElems)
 		}
 		size += g
 	}
-	if a.opts.RoundToBins {
+	if o.RoundToBins {
 		size, _ = offset.RoundUp(size)
 	}
-	if elems == 0 || size == 0 || size > a.opts.MaxElems {
-		return 0, fmt.Errorf("%w: %d elements (max %d)", ErrInvalidSize, elems, a.opts.MaxElems)
+	if elems == 0 || size == 0 || size > o.MaxElems {
+		return 0, fmt.Errorf("%w: %d elements (max %d)", ErrInvalidSize, elems, o.MaxElems)
 	}
 	return size, nil
 }

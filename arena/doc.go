@@ -34,12 +34,14 @@
 //     fully and retry; if that is not enough, ErrFull. Every live
 //     allocation's contents are intact and the arena still works.
 //
-// Reserve makes that room ahead of a batch without allocating: afterwards
-// the batch's requests (their RoundUp sizes summed) are served without
-// growth, so a caller that places a frame's arrays grows each arena at
-// most once. Fits says whether a request would be served now as it is;
-// AllocateIfFits allocates only then, never making room, and returns the
-// offset with the handle (ErrNoFit otherwise, and nothing changes).
+// Place takes a batch of requests (owner tag, elements, and the bytes or
+// a function that fills them), makes room at most once for the whole
+// batch, places every request and writes the bytes through an Uploader it
+// is given (a staging belt; queue writes without one); it returns the
+// placements with every move it made. Its doc comment holds the argument
+// for why one growth serves the batch. PlaceSome takes what fits and
+// leaves the rest, for a caller with other arenas to try; NewFor sizes a
+// new arena for a batch.
 //
 // Sweep(budget) walks live allocations in address order, sliding each down
 // over the free region before it, within a budget of moves, bytes and
@@ -57,10 +59,8 @@
 //   - After a completed sweep or a compaction, LargestFreeElems == FreeElems.
 //   - Every Move and Region of an allocation, and Owner, report the owner
 //     tag it was allocated with, whatever moved it.
-//   - After Reserve(n) succeeds, Fits(n) holds until the next allocation.
-//   - AllocateIfFits never grows, sweeps or compacts: no allocation moves
-//     and Buffer stays; it serves every request Fits promises while an
-//     allocation node is free.
+//   - Place makes room at most once per batch and places every request
+//     or none; its moves never include the batch's own allocations.
 //
 // # Caveats
 //

@@ -10,14 +10,13 @@ import (
 	"github.com/gpumem/gpumem/device/host"
 )
 
-// FuzzArena drives allocate (some after a Reserve, some with
-// AllocateIfFits, which must serve exactly what Fits promises and never
-// make room), free, write, sweep,
+// FuzzArena drives allocate, batches (Place and PlaceSome, with data or
+// fill functions, through the queue or an uploader: at most one growth
+// each, all or nothing on error), free, write, sweep,
 // compact and injected device refusals against a model of every live
 // allocation's bytes and owner tag, and checks the whole model after every
 // command: bytes, Owner, Regions, and every move's owner (OnMove, Sweep,
-// Compact). An allocation after a successful Reserve of its size must be
-// served without growth or compaction. Hostile commands write and read at
+// Compact). Hostile commands write and read at
 // offsets and lengths near 2^32 and 2^64 (refused with ErrInvalidSize) and
 // use another arena's handles (refused with ErrInvalidHandle); the model
 // check proves they changed nothing. Each command is 3 bytes.
@@ -27,7 +26,7 @@ func FuzzArena(f *testing.F) {
 	f.Add([]byte{0, 4, 0, 0, 4, 0, 6, 3, 9, 6, 3, 137, 7, 0, 0, 7, 1, 1, 6, 1, 11})
 	f.Add([]byte{0xC0, 10, 0, 0, 20, 1, 2, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0, 4, 0, 0})
 	f.Add([]byte{1, 60, 6, 1, 90, 14, 2, 0, 0, 1, 200, 2, 1, 96, 22, 2, 1, 0, 1, 150, 3, 4, 0, 1, 1, 50, 7, 5, 0, 0})
-	// AllocateIfFits (y&32), among frees, after a Reserve, with guards.
+	// Batches (op 1, y&2), among frees, with guards.
 	f.Add([]byte{0, 40, 32, 0, 30, 36, 0, 20, 40, 2, 0, 0, 0, 10, 32, 1, 70, 34, 0, 96, 32, 5, 0, 0, 0, 50, 32})
 	f.Add([]byte{0x80, 40, 32, 0, 30, 36, 2, 1, 0, 1, 20, 34, 0, 5, 40, 4, 0, 1, 4, 0, 0, 0, 60, 32})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -91,22 +90,11 @@ func runArena(data []byte) error {
 			return order[int(x)%len(order)], true
 		}
 		switch op {
-		case 0, 1: // allocate and fill; op 1 with y&2 reserves first
+		case 0, 1: // allocate and fill; op 1 with y&2 places a batch
 			elems := uint32(x)%97 + 1
 			if y&1 == 1 {
 				dev.FailNextCreates(1)
 			}
-			reserved := false
-			if op == 1 && y&2 != 0 {
-				err := a.Reserve(elems)
-				if err != nil && !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) {
-					return fmt.Errorf("step %d: reserve %d: %w", step, elems, err)
-				}
-				if reserved = err == nil; reserved && !a.Fits(elems) {
-					return fmt.Errorf("step %d: Fits(%d) false after Reserve", step, elems)
-				}
-			}
-			before := a.Stats()
 			// Owners: 0 (Allocate), a small one, or all 64 bits.
 			owner := uint64(0)
 			if y&4 != 0 {
@@ -114,51 +102,23 @@ func runArena(data []byte) error {
 			} else if y&8 != 0 {
 				owner = uint64(x)
 			}
+			if op == 1 && y&2 != 0 {
+				err := placeBatch(a, dev, step, x, y, owner, &fill, model, owners, &order)
+				dev.FailNextCreates(0)
+				if err != nil {
+					return err
+				}
+				break
+			}
 			var h arena.Handle
-			switch {
-			case y&32 != 0:
-				// AllocateIfFits: served exactly when Fits says so
-				// (the Exact policy), without making room.
-				fits := a.Fits(elems)
-				buf := a.Buffer()
-				var off uint32
-				h, off, err = a.AllocateIfFits(elems, owner)
-				st := a.Stats()
-				if st.Refusals != before.Refusals || st.Growths != before.Growths || st.Moves != before.Moves || st.SweepsArmed != before.SweepsArmed || a.Buffer() != buf {
-					return fmt.Errorf("step %d: AllocateIfFits(%d) made room: %+v, then %+v (%v)", step, elems, before, st, err)
-				}
-				switch {
-				case err == nil:
-					if !fits {
-						return fmt.Errorf("step %d: AllocateIfFits(%d) served what Fits refused", step, elems)
-					}
-					if got, err := a.Offset(h); err != nil || got != off {
-						return fmt.Errorf("step %d: AllocateIfFits(%d) at %d, Offset %d, %v", step, elems, off, got, err)
-					}
-				case err == arena.ErrNoFit:
-					if fits {
-						return fmt.Errorf("step %d: AllocateIfFits(%d) refused what Fits promised", step, elems)
-					}
-					if st != before {
-						return fmt.Errorf("step %d: a refused AllocateIfFits(%d) changed the stats: %+v, then %+v", step, elems, before, st)
-					}
-				}
-			case owner == 0 && y&16 != 0:
+			if owner == 0 && y&16 != 0 {
 				h, err = a.Allocate(elems)
-			default:
+			} else {
 				h, err = a.AllocateOwned(elems, owner)
 			}
 			dev.FailNextCreates(0)
-			if reserved && err == nil {
-				if st := a.Stats(); st.Refusals != before.Refusals || st.Growths != before.Growths || st.Moves != before.Moves {
-					return fmt.Errorf("step %d: Allocate(%d) after Reserve made room: %+v, then %+v", step, elems, before, st)
-				}
-			}
-			if reserved && err != nil && !errors.Is(err, arena.ErrTooManyAllocations) {
-				return fmt.Errorf("step %d: Allocate(%d) after Reserve: %w", step, elems, err)
-			}
 			if err != nil {
-				if err != arena.ErrNoFit && !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) && !errors.Is(err, arena.ErrTooManyAllocations) {
+				if !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) && !errors.Is(err, arena.ErrTooManyAllocations) {
 					return fmt.Errorf("step %d: allocate %d: %w", step, elems, err)
 				}
 				break
@@ -325,4 +285,93 @@ func checkOwners(a *arena.Arena, owners map[arena.Handle]uint64) error {
 		return fmt.Errorf("%d regions used, Len %d, %d live", n, a.Len(), len(owners))
 	}
 	return nil
+}
+
+// placeBatch places a batch of 1 to 4 requests on a, from x and y (y&2 is
+// set): y&32 PlaceSome, y&64 through an uploader, y&128 fill functions;
+// failing commands (y&1) make the device refuse a buffer. It checks
+// Place's contract and adds what it placed to the model.
+func placeBatch(a *arena.Arena, dev *host.Device, step int, x, y byte, owner uint64, fill *byte,
+	model map[arena.Handle][]byte, owners map[arena.Handle]uint64, order *[]arena.Handle) error {
+	n := 1 + int(x)%4
+	reqs := make([]arena.Request, n)
+	bytes := make([][]byte, n)
+	for i := range reqs {
+		elems := (uint32(x)*uint32(i+3)+uint32(y))%97 + 1
+		b := make([]byte, elems*4)
+		for k := range b {
+			b[k] = *fill + byte(k)
+		}
+		*fill++
+		bytes[i] = b
+		reqs[i] = arena.Request{Owner: owner + uint64(i), Elems: elems, Data: b}
+		if y&128 != 0 {
+			reqs[i].Data = nil
+			reqs[i].Fill = func(dst []byte) { copy(dst, b) }
+		} else if i%2 == 1 {
+			reqs[i].Data = b[:len(b)-int(x)%4] // the last bytes zeros
+			clear(b[len(b)-int(x)%4:])
+		}
+	}
+	var up arena.Uploader
+	if y&64 != 0 {
+		up = &countingUploader{dev: dev}
+	}
+	before, live := a.Stats(), a.Len()
+	var ps []arena.Placement
+	var err error
+	if y&32 != 0 {
+		ps, _, err = a.PlaceSome(nil, reqs, up)
+	} else {
+		ps, _, err = a.Place(nil, reqs, up)
+	}
+	st := a.Stats()
+	if st.Growths > before.Growths+1 {
+		return fmt.Errorf("step %d: a batch of %d grew %d times", step, n, st.Growths-before.Growths)
+	}
+	if err != nil {
+		if !errors.Is(err, arena.ErrFull) && !errors.Is(err, device.ErrOutOfMemory) && !errors.Is(err, arena.ErrTooManyAllocations) {
+			return fmt.Errorf("step %d: place %d: %w", step, n, err)
+		}
+		if len(ps) != 0 || a.Len() != live {
+			return fmt.Errorf("step %d: a failed batch left %d placements, %d allocations of %d", step, len(ps), a.Len(), live)
+		}
+		return nil
+	}
+	if len(ps) != n {
+		return fmt.Errorf("step %d: %d placements for %d requests", step, len(ps), n)
+	}
+	for i, p := range ps {
+		if p.Handle == (arena.Handle{}) {
+			if y&32 == 0 {
+				return fmt.Errorf("step %d: Place left request %d", step, i)
+			}
+			continue
+		}
+		if off, err := a.Offset(p.Handle); err != nil || off != p.Offset {
+			return fmt.Errorf("step %d: placed at %d, Offset %d, %v", step, p.Offset, off, err)
+		}
+		model[p.Handle] = bytes[i]
+		owners[p.Handle] = owner + uint64(i)
+		*order = append(*order, p.Handle)
+	}
+	return nil
+}
+
+// countingUploader uploads as queue writes, and counts its calls.
+type countingUploader struct {
+	dev            device.Device
+	uploads, fills int
+}
+
+func (u *countingUploader) Upload(dst device.Buffer, off uint64, data []byte) error {
+	u.uploads++
+	return u.dev.WriteBuffer(dst, off, data)
+}
+
+func (u *countingUploader) UploadFunc(dst device.Buffer, off, n uint64, fill func([]byte)) error {
+	u.fills++
+	b := make([]byte, n)
+	fill(b)
+	return u.dev.WriteBuffer(dst, off, b)
 }

@@ -86,69 +86,6 @@ func (a *Arena) fits(size uint32) bool {
 	return a.alloc.Report().MaxAlloc >= size
 }
 
-// Fits reports whether Allocate(elems) would be served now without the
-// arena making room (no growth, sweep or compaction): one free region is
-// at least RoundUp(elems) long. An allocation node must be free too
-// (MaxAllocs), which Fits does not check. False for a request Allocate
-// refuses as ErrInvalidSize, and after Release. O(1).
-func (a *Arena) Fits(elems uint32) bool {
-	if a.released {
-		return false
-	}
-	size, err := a.size(elems)
-	return err == nil && a.fits(size)
-}
-
-// CanGrowFor reports whether growth alone could make room for a request of
-// elems elements: its bin's size after the used range (up to the end of the
-// last allocation) stays within MaxElems. When neither Fits nor CanGrowFor
-// holds, only a compaction makes room, and a caller placing a batch may
-// rather take it elsewhere and leave the holes to Sweep (as the mesh
-// allocator does for a slab at its maximum). O(1).
-func (a *Arena) CanGrowFor(elems uint32) bool {
-	if a.released {
-		return false
-	}
-	size, err := a.size(elems)
-	if err != nil {
-		return false
-	}
-	need, ok := offset.RoundUp(size)
-	return ok && uint64(a.alloc.Capacity()-a.alloc.Tail())+uint64(need) <= uint64(a.opts.MaxElems)
-}
-
-// Reserve makes sure that a request of elems elements is served without
-// the arena making room: when no free region serves it (Fits), the arena
-// makes room as Allocate does on a refusal, by the same policy (grow when
-// short; when the room is there in pieces, arm a sweep and grow a little,
-// or compact), so it grows at most once. It allocates nothing.
-//
-// The room serves more than one request: requests whose RoundUp sizes sum
-// to at most RoundUp(elems) are all served, in any order, without making
-// room, if nothing else is allocated in between and allocation nodes are
-// free. (Each takes at most its rounded size from whichever region serves
-// it, so the reserved region keeps at least the rest of the sum, and a
-// region at least a bin's size long is filed in that bin or above.) This
-// is how a caller places a batch with one growth at most.
-//
-// Errors: ErrInvalidSize, ErrFull (wrapping the device's refusal, if any),
-// device.ErrReleased, or a device error from a copy or move; after an error every
-// live allocation is intact. A Reserve that makes room counts as a refusal
-// in Stats. O(1) unless it grows or compacts.
-func (a *Arena) Reserve(elems uint32) error {
-	if a.released {
-		return errReleased
-	}
-	size, err := a.size(elems)
-	if err != nil {
-		return err
-	}
-	if a.fits(size) {
-		return nil
-	}
-	return a.makeRoom(size)
-}
-
 // errMaxCapacity says growth would pass MaxElems.
 var errMaxCapacity = errors.New("at maximum capacity")
 

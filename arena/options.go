@@ -68,10 +68,8 @@ type Options struct {
 	// GuardBytes, when not zero, gives every allocation a margin of at
 	// least that many bytes after its elements, filled with GuardPattern
 	// and checked by CheckGuards: a debugging aid that catches writes past
-	// an allocation's end. The margins take capacity: Reserve and Fits
-	// count one for their request, so a caller reserving one sum for a
-	// batch counts each allocation's margin (MarginElems) in it, or the
-	// batch falls short by a margin each. At most 1 MiB, and a margin
+	// an allocation's end. The margins take capacity, and Place writes
+	// them with the batch. At most 1 MiB, and a margin
 	// below MaxElems. Off by default, and free when off.
 	GuardBytes uint32
 	// OnMove, if set, is called for every allocation a sweep or a
@@ -91,8 +89,8 @@ const (
 )
 
 // RoundUp returns elems rounded up to its allocator bin's lower bound: a
-// free region at least that long always serves a request of elems (Fits,
-// Reserve), and with Options.RoundToBins it is what the request takes. The
+// free region at least that long always serves a request of elems (see
+// Place), and with Options.RoundToBins it is what the request takes. The
 // rounding adds less than 12.5%. ok is false above MaxRoundUp; RoundUp(0)
 // is 0. O(1).
 func RoundUp(elems uint32) (rounded uint32, ok bool) { return offset.RoundUp(elems) }

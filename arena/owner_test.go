@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
-	"github.com/gpumem/gpumem/device/host"
 )
 
 // owners checks that every report of an arena names the owner each
@@ -132,7 +131,7 @@ func TestOwners(t *testing.T) {
 		o.check("pack", moves)
 		var filler []arena.Handle
 		before := a.Stats()
-		for a.Fits(16) {
+		for a.Stats().LargestFreeElems >= 16 { // 16 is its own bin: served as it is
 			h, err := a.AllocateOwned(16, 99)
 			if err != nil {
 				t.Fatal(err)
@@ -141,7 +140,7 @@ func TestOwners(t *testing.T) {
 			filler = append(filler, h)
 		}
 		if st := a.Stats(); st.Refusals != before.Refusals {
-			t.Errorf("allocations that Fits promised were refused: %+v", st)
+			t.Errorf("allocations a free region served were refused: %+v", st)
 		}
 		kept := live[:0]
 		for i, h := range live {
@@ -192,191 +191,7 @@ func TestOwners(t *testing.T) {
 	})
 }
 
-// TestReserve: Reserve makes room at most once, by Allocate's policy, and
-// leaves room that serves the request, or a batch of requests whose
-// rounded sizes sum to it, without growth, sweep or compaction.
-func TestReserve(t *testing.T) {
-	type state struct {
-		growths, armed, compactions, refusals uint64
-	}
-	of := func(st arena.Stats) state {
-		return state{st.Growths, st.SweepsArmed, st.FullCompactions, st.Refusals}
-	}
-	for _, tc := range []struct {
-		name  string
-		opts  arena.Options
-		fill  []uint32 // allocated in turn
-		free  []int    // then freed, by index into fill
-		batch []uint32 // reserved for together, then allocated
-		want  state    // what Reserve did
-	}{
-		{
-			name:  "fits already",
-			opts:  arena.Options{InitialElems: 1000},
-			fill:  []uint32{100, 100},
-			batch: []uint32{300, 200},
-		},
-		{
-			name:  "short: one growth",
-			opts:  arena.Options{InitialElems: 256},
-			fill:  []uint32{100, 100},
-			batch: []uint32{90, 60, 33, 10, 1},
-			want:  state{growths: 1, refusals: 1},
-		},
-		{
-			name:  "short: growth by what the batch needs, above the factor",
-			opts:  arena.Options{InitialElems: 64},
-			fill:  []uint32{40},
-			batch: []uint32{1000, 500, 77},
-			want:  state{growths: 1, refusals: 1},
-		},
-		{
-			name:  "in pieces: a sweep armed and one small growth",
-			opts:  arena.Options{InitialElems: 1024},
-			fill:  []uint32{100, 100, 100, 100, 100, 100, 100, 100, 100, 100},
-			free:  []int{0, 2, 4, 6, 8},
-			batch: []uint32{120, 40},
-			want:  state{growths: 1, armed: 1, refusals: 1},
-		},
-		{
-			name:  "in pieces, compact always: no growth",
-			opts:  arena.Options{InitialElems: 1024, Fragmented: arena.CompactAlways},
-			fill:  []uint32{100, 100, 100, 100, 100, 100, 100, 100, 100, 100},
-			free:  []int{0, 2, 4, 6, 8},
-			batch: []uint32{200, 100, 50, 20},
-			want:  state{compactions: 1, refusals: 1},
-		},
-		{
-			name:  "round to bins",
-			opts:  arena.Options{InitialElems: 128, RoundToBins: true},
-			fill:  []uint32{33, 70},
-			batch: []uint32{61, 19, 9, 3},
-			want:  state{growths: 1, refusals: 1},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a, err := arena.New(openHost(t), tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Release()
-			s := newShadow(a, 3)
-			hs := make([]arena.Handle, len(tc.fill))
-			for i, n := range tc.fill {
-				if hs[i], err = s.alloc(n); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, i := range tc.free {
-				must(t, s.free(hs[i]))
-			}
-			var sum uint32
-			for _, n := range tc.batch {
-				r, ok := arena.RoundUp(n)
-				if !ok {
-					t.Fatal(n)
-				}
-				sum += r
-			}
-			before := a.Stats()
-			must(t, a.Reserve(sum))
-			after := a.Stats()
-			got := of(after)
-			b := of(before)
-			got = state{got.growths - b.growths, got.armed - b.armed, got.compactions - b.compactions, got.refusals - b.refusals}
-			if got != tc.want {
-				t.Errorf("Reserve(%d) did %+v, want %+v", sum, got, tc.want)
-			}
-			if !a.Fits(sum) {
-				t.Errorf("Fits(%d) false after Reserve; stats %+v", sum, after)
-			}
-			s.verify(t, "reserve")
-			// Again: nothing to do.
-			must(t, a.Reserve(sum))
-			if st := a.Stats(); of(st) != of(after) || st.Moves != after.Moves {
-				t.Errorf("a second Reserve changed the arena: %+v, then %+v", after, st)
-			}
-			// The batch, in a shuffled order, without any growth or move.
-			order := rand.New(rand.NewPCG(uint64(len(tc.name)), 2)).Perm(len(tc.batch))
-			for _, i := range order {
-				if !a.Fits(tc.batch[i]) {
-					t.Errorf("Fits(%d) false within the reserved batch", tc.batch[i])
-				}
-				if _, err := s.alloc(tc.batch[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if st := a.Stats(); of(st) != of(after) || st.Moves != after.Moves {
-				t.Errorf("the reserved batch made room: %+v, then %+v", after, st)
-			}
-			s.verify(t, "batch")
-		})
-	}
-}
-
-// TestReserveErrors: bad sizes, a device that refuses to grow, a released
-// arena; after each error every allocation is intact.
-func TestReserveErrors(t *testing.T) {
-	dev, err := host.New(host.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Release()
-	a, err := arena.New(dev, arena.Options{InitialElems: 100, MaxElems: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newShadow(a, 5)
-	hs := make([]arena.Handle, 10)
-	for i := range hs {
-		if hs[i], err = s.alloc(10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, n := range []uint32{0, 1001, ^uint32(0)} {
-		if err := a.Reserve(n); !errors.Is(err, arena.ErrInvalidSize) {
-			t.Errorf("Reserve(%d): %v, want ErrInvalidSize", n, err)
-		}
-		if a.Fits(n) {
-			t.Errorf("Fits(%d) true", n)
-		}
-	}
-	for i := 0; i < 10; i += 2 {
-		must(t, s.free(hs[i]))
-	}
-	// The device refuses to grow: a compaction gathers 50, so 40 is
-	// served, and 60 is not.
-	dev.FailNextCreates(100)
-	if err := a.Reserve(60); !errors.Is(err, arena.ErrFull) || !errors.Is(err, device.ErrOutOfMemory) {
-		t.Errorf("Reserve past the room: %v, want ErrFull wrapping ErrOutOfMemory", err)
-	}
-	s.verify(t, "refused")
-	must(t, a.Reserve(40))
-	if st := a.Stats(); st.Growths != 0 || !a.Fits(40) {
-		t.Errorf("Reserve(40) with growth refused: stats %+v, fits %v", st, a.Fits(40))
-	}
-	dev.FailNextCreates(0)
-	// At its maximum: ErrFull, without the device.
-	if err := a.Reserve(999); !errors.Is(err, arena.ErrFull) {
-		t.Errorf("Reserve above what MaxElems leaves: %v, want ErrFull", err)
-	}
-	s.verify(t, "full")
-	// 896 is a bin bound: the 50 in use and 896 fit under 1000.
-	must(t, a.Reserve(896))
-	s.verify(t, "grown")
-	if st := a.Stats(); st.Growths != 1 || st.CapacityElems > 1000 || !a.Fits(896) {
-		t.Errorf("Reserve(896): stats %+v", st)
-	}
-	a.Release()
-	if err := a.Reserve(1); !errors.Is(err, device.ErrReleased) {
-		t.Errorf("Reserve after Release: %v", err)
-	}
-	if a.Fits(1) {
-		t.Error("Fits after Release")
-	}
-}
-
-// TestRoundUp: RoundUp is the bin bound that Fits and Reserve work in.
+// TestRoundUp: RoundUp is the bin bound Place rounds requests to.
 func TestRoundUp(t *testing.T) {
 	for _, tc := range []struct {
 		in, want uint32

@@ -149,24 +149,25 @@ func TestShrinkNow(t *testing.T) {
 	}
 }
 
-// TestCanGrowFor: growth can serve a request while its bin's size after
-// the used range stays within MaxElems.
-func TestCanGrowFor(t *testing.T) {
+// TestPlaceSomeGrowth: PlaceSome takes a request while growth can serve
+// it: its bin's size after the used range stays within MaxElems.
+func TestPlaceSomeGrowth(t *testing.T) {
 	dev := testdevice.Host(t, host.Options{})
-	a, err := arena.New(dev, arena.Options{InitialElems: 64, MaxElems: 256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Release()
-	if _, err := a.Allocate(100); err != nil { // grows to hold it
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		elems uint32
 		want  bool
-	}{{1, true}, {144, true}, {150, false}, {300, false}, {0, false}} { // 150's bin is 160 long
-		if got := a.CanGrowFor(c.elems); got != c.want {
-			t.Errorf("CanGrowFor(%d) with 100 used of at most 256: %v, want %v", c.elems, got, c.want)
+	}{{1, true}, {144, true}, {150, false}, {300, false}} { // 150's bin is 160 long
+		a, err := arena.New(dev, arena.Options{InitialElems: 64, MaxElems: 256})
+		if err != nil {
+			t.Fatal(err)
 		}
+		if _, err := a.Allocate(100); err != nil { // grows to hold it
+			t.Fatal(err)
+		}
+		ps, _, err := a.PlaceSome(nil, []arena.Request{{Elems: c.elems}}, nil)
+		if got := err == nil && ps[0].Handle != (arena.Handle{}); got != c.want || err != nil {
+			t.Errorf("PlaceSome(%d) with 100 used of at most 256: %v (%v), want %v", c.elems, got, err, c.want)
+		}
+		a.Release()
 	}
 }

@@ -28,6 +28,7 @@ type Stats struct {
 	BytesMoved         uint64 // bytes those moves moved
 	SweepsArmed        uint64 // sweep episodes started
 	SweepsCompleted    uint64 // sweep episodes that reached the end
+	Uploads            uint64 // writes and uploads made by Place and Rewrite
 }
 
 // Stats returns the arena's statistics. O(k) for the free regions in the

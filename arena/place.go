@@ -1,0 +1,566 @@
+package arena
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/offset"
+)
+
+// Request asks Place for one allocation and gives its bytes.
+type Request struct {
+	// Owner is the allocation's tag, as AllocateOwned takes it.
+	Owner uint64
+	// Elems is how many elements to allocate.
+	Elems uint32
+	// Data is written from the allocation's first byte, and the rest of
+	// its elements with zeros. At most Elems*ElemSize bytes, of any length.
+	Data []byte
+	// Fill, when not nil, writes the allocation's bytes instead of Data:
+	// it gets exactly Elems*ElemSize bytes, must write every one, and must
+	// not keep the slice. It runs during Place, after every request is
+	// placed, and must not call the arena.
+	Fill func(dst []byte)
+}
+
+// Placement is where Place put a request: its handle and where its
+// elements start. A request PlaceSome left has the zero Placement.
+type Placement struct {
+	Handle Handle
+	Offset uint32
+}
+
+// Uploader carries Place's writes into the arena's buffer; a
+// *staging.Belt is one. Place writes through the device's queue when it is
+// given none. Its UploadFunc calls are at most 4 MiB, and at most
+// ChunkBytes() when the uploader has that method, as a belt has.
+type Uploader interface {
+	Upload(dst device.Buffer, off uint64, data []byte) error
+	UploadFunc(dst device.Buffer, off, n uint64, fill func(dst []byte)) error
+}
+
+// chunked is an Uploader whose UploadFunc takes at most ChunkBytes.
+type chunked interface{ ChunkBytes() uint64 }
+
+// maxRunBytes bounds one write of allocations placed end to end, and so
+// the scratch it needs. On WebGPU a write costs a queue call, a validation
+// scope and a staging allocation, so a frame of 10,000 small arrays goes
+// up as a few dozen writes instead of 10,000 (mesh's BenchmarkFlushUpload).
+const maxRunBytes = 4 << 20
+
+// Place allocates a batch of requests, writes their bytes through up (or
+// as queue writes when up is nil), and appends one Placement per request
+// to dst, in the order of reqs. It returns dst and the moves of live
+// allocations it made to make room (also given to OnMove); the slice of
+// moves is the arena's, valid until its next call. The requests' own
+// allocations are never among the moves: Place writes each where it ends.
+//
+// It places the batch in two steps, so that the arena makes room at most
+// once for the whole batch:
+//
+//  1. Holes: every request that a free region serves as it is gets it,
+//     in order, with no growth and no move.
+//  2. The rest: when no free region is at least S long, S being the sum
+//     of the rest's requests each rounded up to its bin (RoundUp of its
+//     elements and margin), the arena makes room for S as Allocate makes
+//     room for one request of S (grow when short; when the room is there
+//     in pieces, arm a sweep and grow a little, or compact). Then every
+//     request of the rest is allocated without a refusal: a region of at
+//     least S serves the first (a region at least a bin's size long is
+//     filed in that bin or above, and the first's rounded size is at most
+//     S), and each allocation takes at most its rounded size from
+//     whichever region serves it, so some region keeps at least the sum of
+//     the rounded sizes still to place. So the arena grows at most once
+//     per batch, and compacts at most as Allocate would once.
+//
+// The bytes go up in address order, one write (or one UploadFunc) per run
+// of allocations that lie end to end, up to 4 MiB a run: each request's
+// Data or Fill, zeros to the end of its elements, and with
+// Options.GuardBytes its margin, filled with GuardPattern; between two
+// allocations of a run, the first's bin rounding is written as zeros (or
+// as margin). No byte of another live allocation is written.
+//
+// All or nothing: on any error (an invalid request, ErrFull when no room
+// for S can be made, ErrTooManyAllocations, a device's refusal of a
+// growth or of a write) nothing of the batch stays placed, dst comes back
+// as given, and every live allocation is intact, though the arena may
+// have grown or compacted (the moves are returned and given to OnMove).
+// Errors name the request's index. O(len(reqs) + bytes written), plus
+// the growth or compaction; it allocates only to grow its scratch.
+func (a *Arena) Place(dst []Placement, reqs []Request, up Uploader) ([]Placement, []Move, error) {
+	return a.placeBatch(dst, reqs, up, false)
+}
+
+// PlaceSome is Place for a caller that has other arenas to try: it takes
+// the requests it can and leaves the rest, their Placement zero, rather
+// than failing. After the holes (Place's step 1) it takes the rest first
+// fit, in order, while their rounded sum stays within what MaxElems
+// leaves and allocation nodes (MaxAllocs) remain; then it makes room once
+// for them, as Place does, unless only a full compaction could make it
+// (the arena near MaxElems: the holes are left to Sweep) or the device
+// refuses the growth, and then it leaves them all. A request no arena of
+// these options can hold (Options.Holds) is always left. Its errors are
+// Place's but ErrFull and ErrTooManyAllocations, and on error it places
+// nothing, as Place.
+func (a *Arena) PlaceSome(dst []Placement, reqs []Request, up Uploader) ([]Placement, []Move, error) {
+	return a.placeBatch(dst, reqs, up, true)
+}
+
+// placeBatch is Place, and PlaceSome when some is set.
+func (a *Arena) placeBatch(dst []Placement, reqs []Request, up Uploader, some bool) ([]Placement, []Move, error) {
+	a.placeMoves = a.placeMoves[:0]
+	if a.released {
+		return dst, nil, errReleased
+	}
+	n0 := len(dst)
+	if err := a.sizeBatch(reqs, some); err != nil {
+		return dst, nil, err
+	}
+	dst = slices.Grow(dst, len(reqs))[:n0+len(reqs)]
+	out := dst[n0:]
+	clear(out)
+	err := a.placeAll(out, reqs, some)
+	if a.opts.OnMove != nil {
+		for _, m := range a.placeMoves {
+			a.opts.OnMove(m)
+		}
+	}
+	if err == nil {
+		if err = a.writeBatch(out, reqs, up); err != nil {
+			err = fmt.Errorf("arena %q: write %d requests: %w", a.opts.Label, len(reqs), err)
+		}
+	}
+	if err != nil {
+		for i := range out {
+			if h := out[i].Handle; h != (Handle{}) {
+				_ = a.Free(h) // live: it cannot fail
+			}
+		}
+		clear(out)
+		return dst[:n0], a.placeMoves, err
+	}
+	return dst, a.placeMoves, nil
+}
+
+// placeAll allocates the requests (steps 1 and 2 of Place), recording
+// their handles in out.
+func (a *Arena) placeAll(out []Placement, reqs []Request, some bool) error {
+	rest, nodesOut, err := a.placeHoles(out, reqs, some)
+	if err != nil || len(rest) == 0 || nodesOut {
+		return err
+	}
+	return a.placeRest(out, reqs, rest, some)
+}
+
+// sizeBatch checks reqs and records what each takes from the allocator in
+// a.sizes: 0 for a request PlaceSome must leave (it cannot be held).
+func (a *Arena) sizeBatch(reqs []Request, some bool) error {
+	a.sizes = slices.Grow(a.sizes[:0], len(reqs))[:len(reqs)]
+	es := uint64(a.opts.ElemSize)
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Elems == 0 || uint64(len(r.Data)) > uint64(r.Elems)*es {
+			return fmt.Errorf("arena %q: request %d of %d: %w: %d bytes of data for %d elements of %d bytes",
+				a.opts.Label, i, len(reqs), ErrInvalidSize, len(r.Data), r.Elems, es)
+		}
+		size, err := a.size(r.Elems)
+		if some && (err != nil || !a.opts.Holds(r.Elems)) {
+			size, err = 0, nil // left
+		}
+		if err != nil {
+			return fmt.Errorf("arena %q: request %d of %d: %w", a.opts.Label, i, len(reqs), err)
+		}
+		a.sizes[i] = size
+	}
+	return nil
+}
+
+// placeHoles is step 1: it allocates every request a free region serves
+// as it is, and returns the others (but those PlaceSome leaves), in order.
+// nodesOut reports that PlaceSome ran out of allocation nodes.
+func (a *Arena) placeHoles(out []Placement, reqs []Request, some bool) (rest []int32, nodesOut bool, err error) {
+	rest = a.rest[:0]
+	defer func() { a.rest = rest }()
+	for i := range reqs {
+		size := a.sizes[i]
+		if size == 0 {
+			continue // left
+		}
+		if size > a.alloc.Capacity() {
+			rest = append(rest, int32(i))
+			continue
+		}
+		al, err := a.alloc.Allocate(size)
+		switch {
+		case err == nil:
+			out[i].Handle = a.record(al, reqs[i].Elems, reqs[i].Owner)
+		case err == offset.ErrOutOfSpace:
+			rest = append(rest, int32(i))
+		case some && errors.Is(err, offset.ErrNodeLimit):
+			return rest, true, nil
+		default:
+			return rest, false, fmt.Errorf("request %d of %d: %w", i, len(reqs), a.refused(reqs[i].Elems, err))
+		}
+	}
+	return rest, false, nil
+}
+
+// placeRest is step 2: room for the requests rest names, once, then
+// their allocations. PlaceSome first drops those it leaves from rest.
+func (a *Arena) placeRest(out []Placement, reqs []Request, rest []int32, some bool) error {
+	var sum uint64
+	if some {
+		rest, sum = a.takeFirstFit(rest)
+		if len(rest) == 0 {
+			return nil
+		}
+		if !a.fits(uint32(sum)) && !a.canGrowFor(uint32(sum)) {
+			return nil // only a full compaction would make room: left to Sweep
+		}
+	} else {
+		for _, i := range rest {
+			need, ok := offset.RoundUp(a.sizes[i])
+			if !ok {
+				need = a.opts.MaxElems // above MaxRoundUp: refused below
+			}
+			sum += uint64(need)
+		}
+		if sum > uint64(a.opts.MaxElems) || sum > offset.MaxRoundUp {
+			return fmt.Errorf("%w: %d requests need %d elements, max %d", ErrFull, len(rest), sum, a.opts.MaxElems)
+		}
+	}
+	if !a.fits(uint32(sum)) {
+		a.placing, a.fresh = true, out
+		err := a.makeRoom(uint32(sum))
+		a.placing, a.fresh = false, nil
+		if err != nil {
+			if some && errors.Is(err, ErrFull) {
+				return nil
+			}
+			return err
+		}
+	}
+	for _, i := range rest {
+		al, err := a.alloc.Allocate(a.sizes[i])
+		if err != nil {
+			if some && errors.Is(err, offset.ErrNodeLimit) {
+				return nil
+			}
+			return fmt.Errorf("request %d of %d: %w", i, len(reqs), a.refused(reqs[i].Elems, err))
+		}
+		out[i].Handle = a.record(al, reqs[i].Elems, reqs[i].Owner)
+	}
+	return nil
+}
+
+// takeFirstFit keeps of rest, first fit in order, the requests whose
+// rounded sizes sum to a total whose own rounding stays within what
+// MaxElems leaves, while allocation nodes remain (each allocation may take
+// one, and one more is kept for the free region after them). It returns
+// them, in rest's storage, and their sum.
+func (a *Arena) takeFirstFit(rest []int32) ([]int32, uint64) {
+	r := a.alloc.Report()
+	reserved := uint64(a.alloc.Capacity() - r.Free)
+	if reserved >= uint64(a.opts.MaxElems) {
+		return rest[:0], 0
+	}
+	room := uint64(a.opts.MaxElems) - reserved
+	nodes := int(a.opts.MaxAllocs) - int(r.Allocations) - int(r.FreeRegions) - 1
+	kept := rest[:0]
+	var sum uint64
+	for _, i := range rest {
+		if len(kept) >= nodes {
+			break
+		}
+		need, _ := offset.RoundUp(a.sizes[i]) // sizeBatch kept it in range
+		total := sum + uint64(need)
+		if r, ok := offset.RoundUp(uint32(min(total, offset.MaxRoundUp+1))); ok && uint64(r) <= room {
+			sum = total
+			kept = append(kept, i)
+		}
+	}
+	return kept, sum
+}
+
+// canGrowFor reports whether growth alone can make room for size: its
+// bin's size after the used range stays within MaxElems.
+func (a *Arena) canGrowFor(size uint32) bool {
+	need, ok := offset.RoundUp(size)
+	return ok && uint64(a.alloc.Capacity()-a.alloc.Tail())+uint64(need) <= uint64(a.opts.MaxElems)
+}
+
+// record records the allocator's new allocation al as elems elements for
+// owner, without filling its margin, and returns its handle.
+func (a *Arena) record(al offset.Allocation, elems uint32, owner uint64) Handle {
+	id := al.ID()
+	s := &a.slots[id]
+	s.gen++
+	if s.gen == 0 {
+		s.gen = 1
+	}
+	s.alloc, s.elems, s.owner = al, elems, owner
+	a.occupied += uint64(elems)
+	return Handle{id: id, gen: s.gen, arena: a.serial}
+}
+
+// reportMoves runs for a batch of moves a compaction inside Place made
+// (flush): it keeps those of live allocations from before the call in
+// a.placeMoves, for Place to return and to give to OnMove, and drops the
+// moves of the call's own allocations (a.fresh), written later where they
+// end.
+func (a *Arena) reportMoves() {
+	if len(a.isFresh) < len(a.slots) {
+		a.isFresh = make([]bool, len(a.slots))
+	}
+	for _, p := range a.fresh {
+		if p.Handle != (Handle{}) {
+			a.isFresh[p.Handle.id] = true
+		}
+	}
+	for _, m := range a.done {
+		if !a.isFresh[m.Handle.id] {
+			a.placeMoves = append(a.placeMoves, m)
+		}
+	}
+	for _, p := range a.fresh {
+		a.isFresh[p.Handle.id] = false
+	}
+}
+
+// writeBatch writes the placed requests' bytes, in address order, one
+// write per run of allocations that lie end to end (see Place), and sets
+// their offsets in out.
+func (a *Arena) writeBatch(out []Placement, reqs []Request, up Uploader) error {
+	ord := a.order[:0]
+	sorted := true
+	for i := range out {
+		if out[i].Handle == (Handle{}) {
+			continue
+		}
+		off := a.slots[out[i].Handle.id].alloc.Offset
+		out[i].Offset = off
+		if n := len(ord); n > 0 && uint32(ord[n-1]>>32) > off {
+			sorted = false
+		}
+		ord = append(ord, uint64(off)<<32|uint64(i))
+	}
+	if !sorted {
+		slices.Sort(ord)
+	}
+	a.order = ord
+	maxRun := uint64(maxRunBytes)
+	if c, ok := up.(chunked); ok {
+		maxRun = min(maxRun, c.ChunkBytes())
+	}
+	es := uint64(a.opts.ElemSize)
+	a.wReqs, a.wOut = reqs, out
+	defer func() { a.wReqs, a.wOut, a.wRun = nil, nil, nil }()
+	if a.gather == nil {
+		a.gather = a.gatherRun
+	}
+	for k := 0; k < len(ord); {
+		s := a.reqSlot(ord[k])
+		start := uint64(s.alloc.Offset) * es
+		end := start + a.spanBytes(s)
+		next := uint64(s.alloc.Offset+s.alloc.Size) * es
+		j := k + 1
+		for ; j < len(ord); j++ {
+			t := a.reqSlot(ord[j])
+			at := uint64(t.alloc.Offset) * es
+			e := at + a.spanBytes(t)
+			if at != next || e-start > maxRun {
+				break
+			}
+			end, next = e, uint64(t.alloc.Offset+t.alloc.Size)*es
+		}
+		a.wRun = ord[k:j]
+		n := end - start
+		var err error
+		switch {
+		case up != nil && n <= maxRun:
+			err = up.UploadFunc(a.buf, start, n, a.gather)
+			a.stats.Uploads++
+		case j == k+1 && reqs[uint32(ord[k])].Fill == nil:
+			err = a.writeAlone(up, &reqs[uint32(ord[k])], s, start)
+		default:
+			if uint64(cap(a.runBuf)) < n {
+				a.runBuf = make([]byte, n, max(n, min(2*uint64(cap(a.runBuf)), maxRunBytes)))
+			}
+			a.gatherRun(a.runBuf[:n])
+			err = a.put(up, start, a.runBuf[:n])
+		}
+		if err != nil {
+			return err
+		}
+		k = j
+	}
+	return nil
+}
+
+// reqSlot returns the slot of the placed request an ord entry names.
+func (a *Arena) reqSlot(o uint64) *slot {
+	return &a.slots[a.wOut[uint32(o)].Handle.id]
+}
+
+// spanBytes returns the bytes a write of s covers: its elements, and with
+// guards its margin (its whole span, bin rounding included).
+func (a *Arena) spanBytes(s *slot) uint64 { return a.movedBytes(s) }
+
+// gatherRun writes the bytes of the run a.wRun into dst, which starts at
+// the run's first allocation and ends where the run ends (see Place).
+func (a *Arena) gatherRun(dst []byte) {
+	es := uint64(a.opts.ElemSize)
+	pad := byte(0)
+	if a.opts.GuardBytes > 0 {
+		pad = 0xFD // GuardPattern's every byte
+	}
+	base := uint64(a.reqSlot(a.wRun[0]).alloc.Offset) * es
+	for _, o := range a.wRun {
+		r := &a.wReqs[uint32(o)]
+		s := a.reqSlot(o)
+		at := uint64(s.alloc.Offset)*es - base
+		n := uint64(s.elems) * es
+		if r.Fill != nil {
+			r.Fill(dst[at : at+n])
+		} else if c := uint64(copy(dst[at:at+n], r.Data)); c < n {
+			clear(dst[at+c : at+n])
+		}
+		// The slack to the next allocation, or to the span's end.
+		end := min(uint64(s.alloc.Offset+s.alloc.Size)*es-base, uint64(len(dst)))
+		if gap := dst[at+n : end]; len(gap) > 0 {
+			if pad == 0 {
+				clear(gap)
+			} else {
+				for i := range gap {
+					gap[i] = pad
+				}
+			}
+		}
+	}
+}
+
+// writeAlone writes a run of one request with Data, from Data itself: its
+// whole words, then the rest of its span (the last bytes, zeros, margin).
+func (a *Arena) writeAlone(up Uploader, r *Request, s *slot, start uint64) error {
+	w := uint64(len(r.Data)) &^ 3
+	if w > 0 {
+		if err := a.put(up, start, r.Data[:w]); err != nil {
+			return err
+		}
+	}
+	n := a.spanBytes(s) - w
+	if n == 0 {
+		return nil
+	}
+	if uint64(cap(a.runBuf)) < n {
+		a.runBuf = make([]byte, n)
+	}
+	tail := a.runBuf[:n]
+	c := uint64(copy(tail, r.Data[w:]))
+	elems := uint64(s.elems)*uint64(a.opts.ElemSize) - w
+	clear(tail[c:elems])
+	for i := elems; i < n; i++ {
+		tail[i] = 0xFD // the margin: GuardPattern's every byte
+	}
+	return a.put(up, start+w, tail)
+}
+
+// put writes b at byte off of the buffer, through up or the queue.
+func (a *Arena) put(up Uploader, off uint64, b []byte) error {
+	a.stats.Uploads++
+	if up != nil {
+		return up.Upload(a.buf, off, b)
+	}
+	return a.dev.WriteBuffer(a.buf, off, b)
+}
+
+// Rewrite writes data into h's elements where they are, from their first
+// byte, and zeros after it to the end of its elements, as Place writes a
+// Request's Data: through up, or as queue writes when up is nil. len(data)
+// is at most h's bytes (ErrInvalidSize); h's margin is left as it is.
+// O(len(data)).
+func (a *Arena) Rewrite(h Handle, data []byte, up Uploader) error {
+	s, err := a.slot(h)
+	if err != nil {
+		return err
+	}
+	es := uint64(a.opts.ElemSize)
+	if uint64(len(data)) > uint64(s.elems)*es {
+		return fmt.Errorf("%w: %d bytes into %d elements of %d bytes", ErrInvalidSize, len(data), s.elems, es)
+	}
+	start := uint64(s.alloc.Offset) * es
+	w := uint64(len(data)) &^ 3
+	if w > 0 {
+		if err := a.put(up, start, data[:w]); err != nil {
+			return fmt.Errorf("arena %q: rewrite: %w", a.opts.Label, err)
+		}
+	}
+	if n := uint64(s.elems)*es - w; n > 0 {
+		if uint64(cap(a.runBuf)) < n {
+			a.runBuf = make([]byte, n)
+		}
+		tail := a.runBuf[:n]
+		clear(tail[copy(tail, data[w:]):])
+		if err := a.put(up, start+w, tail); err != nil {
+			return fmt.Errorf("arena %q: rewrite: %w", a.opts.Label, err)
+		}
+	}
+	return nil
+}
+
+// Holds reports whether an arena of o can hold a request of elems
+// elements at all: the request, its margin (GuardBytes) and its bin
+// rounding within MaxElems, which must be set (Holds is false when it is
+// 0). Place refuses, and PlaceSome leaves, a request that fails it. O(1).
+func (o Options) Holds(elems uint32) bool {
+	if o.MaxElems == 0 || elems == 0 {
+		return false
+	}
+	size := uint64(elems) + uint64(o.MarginElems())
+	if size > uint64(o.MaxElems) {
+		return false
+	}
+	need, ok := offset.RoundUp(uint32(size))
+	return ok && need <= o.MaxElems
+}
+
+// NewFor creates an arena as New does, whose first buffer is large
+// enough that PlaceSome(reqs) places, without growing, every request it
+// would take in an empty arena at its largest: first fit, in order, while
+// their rounded sum stays within MaxElems. Its capacity is at least
+// opts.InitialElems (or its default), at most MaxElems. It places
+// nothing. Errors are New's. O(len(reqs)).
+func NewFor(dev device.Device, opts Options, reqs []Request) (*Arena, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("%w: nil device", ErrInvalidOptions)
+	}
+	o, err := opts.resolve(dev.Limits())
+	if err != nil {
+		return nil, err
+	}
+	guard := o.MarginElems()
+	var sum uint64
+	n := 0
+	for _, r := range reqs {
+		if n >= int(o.MaxAllocs)-1 {
+			break
+		}
+		size, err := o.size(guard, r.Elems)
+		if err != nil {
+			continue
+		}
+		need, ok := offset.RoundUp(size)
+		if !ok {
+			continue
+		}
+		total := sum + uint64(need)
+		if t, ok := offset.RoundUp(uint32(min(total, offset.MaxRoundUp+1))); ok && t <= o.MaxElems {
+			sum = total
+			n++
+		}
+	}
+	opts.InitialElems = uint32(max(uint64(o.InitialElems), min(sum, uint64(o.MaxElems))))
+	return New(dev, opts)
+}
