@@ -131,7 +131,7 @@ func (b *Budget) Account(name string) (*Account, error) {
 			return nil, fmt.Errorf("budget: Account %q exists: %w", name, ErrInvalidOptions)
 		}
 	}
-	a := &Account{Device: b.dev, b: b, name: name}
+	a := &Account{dev: b.dev, b: b, name: name}
 	b.accounts = append(b.accounts, a)
 	return a, nil
 }
@@ -144,7 +144,7 @@ func (b *Budget) Usage() Usage {
 		Accounts: make([]AccountUsage, len(b.accounts)),
 	}
 	for i, a := range b.accounts {
-		u.Accounts[i] = AccountUsage{Name: a.name, Bytes: a.bytes, Buffers: a.buffers, Textures: a.textures}
+		u.Accounts[i] = AccountUsage{Name: a.name, Bytes: a.bytes, Buffers: len(a.buffers), Textures: len(a.textures)}
 	}
 	return u
 }
@@ -188,7 +188,7 @@ func (b *Budget) reclaim(a *Account, n uint64) {
 		if n <= b.opts.Bytes-b.bytes {
 			break
 		}
-		if o != a && o.reclaim != nil {
+		if o != a && o.reclaim != nil && !o.released {
 			o.reclaim(n - (b.opts.Bytes - b.bytes))
 		}
 	}
@@ -200,132 +200,4 @@ func (b *Budget) credit(n uint64) {
 	if b.bytes < b.opts.PressureBytes {
 		b.pressured = false
 	}
-}
-
-// Account is a device.Device that charges what it creates to one name of
-// its Budget. Every method but CreateBuffer, CreateTexture and Release is
-// the device's own (FillBuffer too: see device.FillBuffer).
-type Account struct {
-	device.Device
-	b        *Budget
-	name     string
-	reclaim  Reclaimer
-	bytes    uint64
-	buffers  int
-	textures int
-	released bool
-}
-
-// Name returns the account's name.
-func (a *Account) Name() string { return a.name }
-
-// SetReclaimer sets the function the budget calls when another account's
-// request does not fit; nil removes it.
-func (a *Account) SetReclaimer(f Reclaimer) { a.reclaim = f }
-
-// CreateBuffer creates a buffer on the device, charged to the account: it
-// fails with ErrOverBudget (and device.ErrOutOfMemory) when the budget
-// cannot make room, and with the device's errors as the device's
-// CreateBuffer does. The descriptor is checked by the device first, so an
-// invalid one is refused as invalid, not as over budget.
-func (a *Account) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
-	if a.released {
-		return nil, fmt.Errorf("budget: account %q: CreateBuffer: %w", a.name, device.ErrReleased)
-	}
-	if err := desc.Validate(a.Limits()); err != nil {
-		return a.Device.CreateBuffer(desc) // the device says what is wrong
-	}
-	if err := a.b.reserve(a, desc.Size, "buffer "+quote(desc.Label)); err != nil {
-		return nil, err
-	}
-	buf, err := a.Device.CreateBuffer(desc)
-	if err != nil {
-		a.b.credit(desc.Size)
-		return nil, err
-	}
-	a.bytes += desc.Size
-	a.buffers++
-	return &buffer{Buffer: buf, a: a}, nil
-}
-
-// CreateTexture creates a texture on the device, charged to the account;
-// see CreateBuffer.
-func (a *Account) CreateTexture(desc device.TextureDesc) (device.Texture, error) {
-	if a.released {
-		return nil, fmt.Errorf("budget: account %q: CreateTexture: %w", a.name, device.ErrReleased)
-	}
-	if err := desc.Validate(a.Limits()); err != nil {
-		return a.Device.CreateTexture(desc) // the device says what is wrong
-	}
-	n := desc.Bytes()
-	if err := a.b.reserve(a, n, "texture "+quote(desc.Label)); err != nil {
-		return nil, err
-	}
-	tex, err := a.Device.CreateTexture(desc)
-	if err != nil {
-		a.b.credit(n)
-		return nil, err
-	}
-	a.bytes += n
-	a.textures++
-	return &texture{Texture: tex, a: a, bytes: n}, nil
-}
-
-// FillBuffer forwards to the device's FillBuffer (device.FillBuffer), so
-// that writes in place reach the device through an account.
-func (a *Account) FillBuffer(buf device.Buffer, offset, size uint64, fill func([]byte)) error {
-	return device.FillBuffer(a.Device, buf, offset, size, fill)
-}
-
-// Release releases the account, not the device: the buffers and textures
-// it created stay valid (and charged) until released one by one, but it
-// creates nothing more (device.ErrReleased). Idempotent.
-func (a *Account) Release() { a.released = true }
-
-func quote(label string) string { return fmt.Sprintf("%q", label) }
-
-// buffer is an account's view of a device buffer.
-type buffer struct {
-	device.Buffer
-	a        *Account
-	released bool
-}
-
-// Unwrap returns the device's buffer; see device.UnwrapBuffer.
-func (b *buffer) Unwrap() device.Buffer { return b.Buffer }
-
-// Release releases the device's buffer and credits its account, once.
-func (b *buffer) Release() {
-	if b.released {
-		return
-	}
-	b.released = true
-	b.Buffer.Release()
-	n := b.Buffer.Size()
-	b.a.bytes -= n
-	b.a.buffers--
-	b.a.b.credit(n)
-}
-
-// texture is an account's view of a device texture.
-type texture struct {
-	device.Texture
-	a        *Account
-	bytes    uint64
-	released bool
-}
-
-// Unwrap returns the device's texture; see device.UnwrapTexture.
-func (t *texture) Unwrap() device.Texture { return t.Texture }
-
-// Release releases the device's texture and credits its account, once.
-func (t *texture) Release() {
-	if t.released {
-		return
-	}
-	t.released = true
-	t.Texture.Release()
-	t.a.bytes -= t.bytes
-	t.a.textures--
-	t.a.b.credit(t.bytes)
 }

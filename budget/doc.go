@@ -6,8 +6,10 @@
 //
 // New wraps a device with a limit. Account(name) returns a device.Device
 // for one manager (or any code): buffers and textures created through it
-// are charged to it, and credited back when released; everything else it
-// forwards to the device as it is. Give each manager its own account:
+// are charged to it, and credited back when released; every other call it
+// forwards to the device, the optional device.Filler and
+// device.GuardChecker included. Its Release releases what it still holds
+// and the account, never the device. Give each manager its own account:
 //
 //	b, _ := budget.New(dev, budget.Options{Bytes: 512 << 20})
 //	meshes, _ := mesh.New(b.Account("meshes"), mesh.Options{})

@@ -1,0 +1,300 @@
+package budget
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// Account is a device.Device that charges what it creates to one name of
+// its Budget. It forwards every call to the budget's device, the optional
+// device.Filler and device.GuardChecker included, so a manager works on an
+// account as on the device. For Release it is a device of its own: see
+// Release.
+type Account struct {
+	dev      device.Device
+	b        *Budget
+	name     string
+	reclaim  Reclaimer
+	bytes    uint64
+	buffers  []*buffer  // live; each knows its index
+	textures []*texture // live; each knows its index
+	released bool
+}
+
+// The device interfaces an Account forwards.
+var (
+	_ device.Device       = (*Account)(nil)
+	_ device.Filler       = (*Account)(nil)
+	_ device.GuardChecker = (*Account)(nil)
+)
+
+// Name returns the account's name.
+func (a *Account) Name() string { return a.name }
+
+// SetReclaimer sets the function the budget calls when another account's
+// request does not fit; nil removes it.
+func (a *Account) SetReclaimer(f Reclaimer) { a.reclaim = f }
+
+// Release releases every buffer and texture the account still holds
+// (crediting them), then the account, as device.Device.Release does: later
+// calls fail with device.ErrReleased and its reclaimer is no longer asked.
+// The budget's device is not the account's: it stays usable and stays its
+// owner's to release. The account keeps its name in the budget's Usage.
+// Idempotent.
+func (a *Account) Release() {
+	if a.released {
+		return
+	}
+	for len(a.buffers) > 0 {
+		a.buffers[len(a.buffers)-1].Release()
+	}
+	for len(a.textures) > 0 {
+		a.textures[len(a.textures)-1].Release()
+	}
+	a.released = true
+}
+
+// usable returns device.ErrReleased, with context, after Release.
+func (a *Account) usable(op string) error {
+	if a.released {
+		return fmt.Errorf("budget: account %q: %s: %w", a.name, op, device.ErrReleased)
+	}
+	return nil
+}
+
+// Limits returns the device's limits.
+func (a *Account) Limits() device.Limits { return a.dev.Limits() }
+
+// CreateBuffer creates a buffer on the device, charged to the account: it
+// fails with ErrOverBudget (and device.ErrOutOfMemory) when the budget
+// cannot make room, and with the device's errors as the device's
+// CreateBuffer does. The descriptor is checked by the device first, so an
+// invalid one is refused as invalid, not as over budget.
+func (a *Account) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
+	if err := a.usable("CreateBuffer"); err != nil {
+		return nil, err
+	}
+	if err := desc.Validate(a.Limits()); err != nil {
+		return a.dev.CreateBuffer(desc) // the device says what is wrong
+	}
+	if err := a.b.reserve(a, desc.Size, "buffer "+quote(desc.Label)); err != nil {
+		return nil, err
+	}
+	buf, err := a.dev.CreateBuffer(desc)
+	if err != nil {
+		a.b.credit(desc.Size)
+		return nil, err
+	}
+	a.bytes += desc.Size
+	v := &buffer{Buffer: buf, a: a, at: len(a.buffers)}
+	a.buffers = append(a.buffers, v)
+	return v, nil
+}
+
+// CreateTexture creates a texture on the device, charged to the account;
+// see CreateBuffer.
+func (a *Account) CreateTexture(desc device.TextureDesc) (device.Texture, error) {
+	if err := a.usable("CreateTexture"); err != nil {
+		return nil, err
+	}
+	if err := desc.Validate(a.Limits()); err != nil {
+		return a.dev.CreateTexture(desc) // the device says what is wrong
+	}
+	n := desc.Bytes()
+	if err := a.b.reserve(a, n, "texture "+quote(desc.Label)); err != nil {
+		return nil, err
+	}
+	tex, err := a.dev.CreateTexture(desc)
+	if err != nil {
+		a.b.credit(n)
+		return nil, err
+	}
+	a.bytes += n
+	v := &texture{Texture: tex, a: a, bytes: n, at: len(a.textures)}
+	a.textures = append(a.textures, v)
+	return v, nil
+}
+
+// The methods below are the device's, after the account's check for
+// Release.
+
+// WriteBuffer is the device's WriteBuffer.
+func (a *Account) WriteBuffer(buf device.Buffer, offset uint64, data []byte) error {
+	if err := a.usable("WriteBuffer"); err != nil {
+		return err
+	}
+	return a.dev.WriteBuffer(buf, offset, data)
+}
+
+// FillBuffer is device.FillBuffer on the device, so that writes in place
+// reach a device.Filler through an account.
+func (a *Account) FillBuffer(buf device.Buffer, offset, size uint64, fill func([]byte)) error {
+	if err := a.usable("FillBuffer"); err != nil {
+		return err
+	}
+	return device.FillBuffer(a.dev, buf, offset, size, fill)
+}
+
+// ReadBuffer is the device's ReadBuffer.
+func (a *Account) ReadBuffer(buf device.Buffer, offset uint64, dst []byte) error {
+	if err := a.usable("ReadBuffer"); err != nil {
+		return err
+	}
+	return a.dev.ReadBuffer(buf, offset, dst)
+}
+
+// CheckGuards is device.CheckGuards on the device, so that a
+// device.GuardChecker checks through an account without a read-back.
+func (a *Account) CheckGuards(buf device.Buffer, guards []device.Guard, pattern uint32, bad []int) ([]int, error) {
+	if err := a.usable("CheckGuards"); err != nil {
+		return bad, err
+	}
+	return device.CheckGuards(a.dev, buf, guards, pattern, bad)
+}
+
+// CopyBuffer is the device's CopyBuffer.
+func (a *Account) CopyBuffer(src device.Buffer, srcOffset uint64, dst device.Buffer, dstOffset, size uint64) error {
+	if err := a.usable("CopyBuffer"); err != nil {
+		return err
+	}
+	return a.dev.CopyBuffer(src, srcOffset, dst, dstOffset, size)
+}
+
+// Move is the device's Move.
+func (a *Account) Move(buf device.Buffer, moves []device.Move) error {
+	if err := a.usable("Move"); err != nil {
+		return err
+	}
+	return a.dev.Move(buf, moves)
+}
+
+// Patch is the device's Patch.
+func (a *Account) Patch(buf device.Buffer, patches []device.Patch) error {
+	if err := a.usable("Patch"); err != nil {
+		return err
+	}
+	return a.dev.Patch(buf, patches)
+}
+
+// WriteTexture is the device's WriteTexture.
+func (a *Account) WriteTexture(tex device.Texture, layer, mip uint32, data []byte) error {
+	if err := a.usable("WriteTexture"); err != nil {
+		return err
+	}
+	return a.dev.WriteTexture(tex, layer, mip, data)
+}
+
+// ReadTexture is the device's ReadTexture.
+func (a *Account) ReadTexture(tex device.Texture, layer, mip uint32, dst []byte) error {
+	if err := a.usable("ReadTexture"); err != nil {
+		return err
+	}
+	return a.dev.ReadTexture(tex, layer, mip, dst)
+}
+
+// CopyTextureLayer is the device's CopyTextureLayer.
+func (a *Account) CopyTextureLayer(src device.Texture, srcLayer uint32, dst device.Texture, dstLayer uint32) error {
+	if err := a.usable("CopyTextureLayer"); err != nil {
+		return err
+	}
+	return a.dev.CopyTextureLayer(src, srcLayer, dst, dstLayer)
+}
+
+// GenerateMips is the device's GenerateMips.
+func (a *Account) GenerateMips(tex device.Texture, layer uint32) error {
+	if err := a.usable("GenerateMips"); err != nil {
+		return err
+	}
+	return a.dev.GenerateMips(tex, layer)
+}
+
+// Submit is the device's Submit.
+func (a *Account) Submit() error {
+	if err := a.usable("Submit"); err != nil {
+		return err
+	}
+	return a.dev.Submit()
+}
+
+// Wait is the device's Wait.
+func (a *Account) Wait() error {
+	if err := a.usable("Wait"); err != nil {
+		return err
+	}
+	return a.dev.Wait()
+}
+
+// Fence is the device's Fence.
+func (a *Account) Fence() (uint64, error) {
+	if err := a.usable("Fence"); err != nil {
+		return 0, err
+	}
+	return a.dev.Fence()
+}
+
+// Completed is the device's Completed.
+func (a *Account) Completed() (uint64, error) {
+	if err := a.usable("Completed"); err != nil {
+		return 0, err
+	}
+	return a.dev.Completed()
+}
+
+func quote(label string) string { return fmt.Sprintf("%q", label) }
+
+// buffer is an account's view of a device buffer.
+type buffer struct {
+	device.Buffer
+	a        *Account
+	at       int // index in a.buffers while live
+	released bool
+}
+
+// Unwrap returns the device's buffer; see device.UnwrapBuffer.
+func (b *buffer) Unwrap() device.Buffer { return b.Buffer }
+
+// Release releases the device's buffer and credits its account, once.
+func (b *buffer) Release() {
+	if b.released {
+		return
+	}
+	b.released = true
+	b.Buffer.Release()
+	a := b.a
+	last := a.buffers[len(a.buffers)-1]
+	a.buffers[b.at], last.at = last, b.at
+	a.buffers[len(a.buffers)-1] = nil
+	a.buffers = a.buffers[:len(a.buffers)-1]
+	n := b.Buffer.Size()
+	a.bytes -= n
+	a.b.credit(n)
+}
+
+// texture is an account's view of a device texture.
+type texture struct {
+	device.Texture
+	a        *Account
+	bytes    uint64
+	at       int // index in a.textures while live
+	released bool
+}
+
+// Unwrap returns the device's texture; see device.UnwrapTexture.
+func (t *texture) Unwrap() device.Texture { return t.Texture }
+
+// Release releases the device's texture and credits its account, once.
+func (t *texture) Release() {
+	if t.released {
+		return
+	}
+	t.released = true
+	t.Texture.Release()
+	a := t.a
+	last := a.textures[len(a.textures)-1]
+	a.textures[t.at], last.at = last, t.at
+	a.textures[len(a.textures)-1] = nil
+	a.textures = a.textures[:len(a.textures)-1]
+	a.bytes -= t.bytes
+	a.b.credit(t.bytes)
+}

@@ -1,0 +1,129 @@
+package budget_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gpumem/gpumem/budget"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/devicetest"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/internal/testdevice"
+)
+
+// TestAccountConformance: an account is a device.Device, so it passes the
+// device conformance suite on every backend, Release's contract included.
+func TestAccountConformance(t *testing.T) {
+	for _, be := range testdevice.Backends() {
+		t.Run(be.Name, func(t *testing.T) {
+			devicetest.Run(t, func(t *testing.T) device.Device {
+				b := newBudget(t, be.Open(t), budget.Options{Bytes: 1 << 40})
+				return account(t, b, "suite")
+			})
+		})
+	}
+}
+
+// guardDevice is a device.GuardChecker that counts its checks and the
+// read-backs it is asked for.
+type guardDevice struct {
+	*host.Device
+	checks, reads int
+}
+
+func (d *guardDevice) CheckGuards(buf device.Buffer, guards []device.Guard, pattern uint32, bad []int) ([]int, error) {
+	d.checks++
+	return d.Device.CheckGuards(buf, guards, pattern, bad)
+}
+
+func (d *guardDevice) ReadBuffer(buf device.Buffer, offset uint64, dst []byte) error {
+	d.reads++
+	return d.Device.ReadBuffer(buf, offset, dst)
+}
+
+// TestAccountCheckGuards: guards checked through an account are checked
+// by the device, as they would be on the device itself, not read back.
+func TestAccountCheckGuards(t *testing.T) {
+	dev := &guardDevice{Device: testdevice.Host(t, host.Options{})}
+	a := account(t, newBudget(t, dev, budget.Options{Bytes: 1 << 20}), "a")
+	buf, err := a.CreateBuffer(device.BufferDesc{Size: 64, Usage: device.CopySrc | device.CopyDst | device.Storage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteBuffer(buf, 16, []byte{1, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := device.CheckGuards(a, buf, []device.Guard{{Offset: 0, Size: 16}, {Offset: 16, Size: 16}}, 0, nil)
+	if err != nil || len(bad) != 1 || bad[0] != 1 {
+		t.Fatalf("CheckGuards: bad %v, %v; want [1]", bad, err)
+	}
+	if dev.checks != 1 || dev.reads != 0 {
+		t.Errorf("CheckGuards through an account: %d device checks, %d read-backs; want 1, 0", dev.checks, dev.reads)
+	}
+}
+
+// TestAccountRelease: Release releases what the account still holds and
+// credits it, fails later calls with device.ErrReleased, leaves the
+// device and the other accounts alone, and takes the account out of
+// reclaiming.
+func TestAccountRelease(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	b := newBudget(t, dev, budget.Options{Bytes: 1 << 10})
+	a, other := account(t, b, "a"), account(t, b, "other")
+	rw := device.CopySrc | device.CopyDst
+	kept, err := a.CreateBuffer(device.BufferDesc{Size: 256, Usage: rw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := a.CreateBuffer(device.BufferDesc{Size: 256, Usage: rw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Release() // released before the account: released once
+	tex, err := a.CreateTexture(device.TextureDesc{Format: device.RGBA8Unorm, Width: 4, Height: 4, Usage: device.TextureCopySrc | device.TextureCopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := other.CreateBuffer(device.BufferDesc{Size: 256, Usage: rw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reclaimed := false
+	a.SetReclaimer(func(uint64) { reclaimed = true })
+
+	a.Release()
+	a.Release() // idempotent
+	u := b.Usage()
+	if u.Bytes != 256 || u.Accounts[0] != (budget.AccountUsage{Name: "a"}) {
+		t.Errorf("usage after Release: %+v; want only other's 256 bytes", u)
+	}
+	if st := dev.Stats(); st.Buffers != 1 || st.Textures != 0 {
+		t.Errorf("device holds %d buffers, %d textures; want other's one buffer", st.Buffers, st.Textures)
+	}
+	four := make([]byte, 4)
+	for what, err := range map[string]error{
+		"WriteBuffer on the device": dev.WriteBuffer(kept, 0, four),
+		"ReadTexture on the device": dev.ReadTexture(tex, 0, 0, make([]byte, 64)),
+		"WriteBuffer":               a.WriteBuffer(theirs, 0, four),
+		"Submit":                    a.Submit(),
+		"CheckGuards":               func() error { _, err := a.CheckGuards(theirs, nil, 0, nil); return err }(),
+		"FillBuffer":                a.FillBuffer(theirs, 0, 4, func([]byte) {}),
+	} {
+		if !errors.Is(err, device.ErrReleased) {
+			t.Errorf("%s after the account's Release: %v, want device.ErrReleased", what, err)
+		}
+	}
+	if _, err := a.CreateBuffer(device.BufferDesc{Size: 4, Usage: rw}); !errors.Is(err, device.ErrReleased) {
+		t.Errorf("CreateBuffer after Release: %v, want device.ErrReleased", err)
+	}
+	kept.Release() // after the account: a no-op
+	if err := other.WriteBuffer(theirs, 0, four); err != nil {
+		t.Errorf("other account after a's Release: %v", err)
+	}
+	if _, err := other.CreateBuffer(device.BufferDesc{Size: 1 << 10, Usage: rw}); !errors.Is(err, budget.ErrOverBudget) || reclaimed {
+		t.Errorf("over budget after a's Release: %v, reclaimer called %v; want ErrOverBudget, not called", err, reclaimed)
+	}
+	if u := b.Usage(); u.Bytes != 256 {
+		t.Errorf("usage %d bytes; want 256", u.Bytes)
+	}
+}
