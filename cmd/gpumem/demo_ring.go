@@ -41,6 +41,25 @@ type lagged struct {
 	sw *stopwatch
 }
 
+// lagged forwards the device's optional interfaces, so that fills and
+// guard checks through it take the device's own paths.
+var (
+	_ device.Filler       = (*lagged)(nil)
+	_ device.GuardChecker = (*lagged)(nil)
+)
+
+// FillBuffer is device.FillBuffer on the device lagged wraps.
+func (d *lagged) FillBuffer(buf device.Buffer, offset, size uint64, fill func(dst []byte)) error {
+	return device.FillBuffer(d.Device, buf, offset, size, fill)
+}
+
+// CheckGuards is device.CheckGuards on the device lagged wraps.
+func (d *lagged) CheckGuards(buf device.Buffer, guards []device.Guard, pattern uint32, bad []int) ([]int, error) {
+	return device.CheckGuards(d.Device, buf, guards, pattern, bad)
+}
+
+// Completed reports the newest fence but ringLag as completed, waiting
+// for the device when it has not completed that one yet.
 func (d *lagged) Completed() (uint64, error) {
 	if d.last <= ringLag {
 		return 0, nil
