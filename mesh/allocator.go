@@ -78,10 +78,8 @@ type record struct {
 type slab struct {
 	layout    Layout
 	ar        *arena.Arena
-	seq       uint64 // creation order, unique in its allocator: orders uploads
+	seq       uint64 // creation order, unique in its allocator: names it
 	slotBytes uint32 // layout.SlotBytes(), the arena's ElemSize
-	upEpoch   uint64 // the runs.epoch of the last uploads that visited it (runs.inOrder)
-	movedAt   uint64 // the Allocator.placeEpoch when a range of it last moved (onMove)
 }
 
 // owner is the arena owner tag of the k array of record idx: the record
@@ -116,10 +114,9 @@ type Allocator struct {
 	own      int    // live buffers of their own
 	ownBytes uint64 // their bytes
 	slabSeq  uint64 // the newest slab's seq
-	// placeEpoch counts flush calls: a slab whose ranges move marks
-	// itself with it (slab.movedAt), so a Flush re-reads the offsets of
-	// the arrays it placed only in slabs that moved while it ran.
-	placeEpoch uint64
+
+	// up carries Flush's uploads: Options.Belt, or nil for queue writes.
+	up arena.Uploader
 
 	// Per-Flush scratch, reused.
 	groups     []group // the frame's layouts, in the order first staged; groups[:ngroups] are this Flush's
@@ -127,13 +124,12 @@ type Allocator struct {
 	groupAt    [2][groupDirect]uint32 // 1 + index in groups of the layout of that Kind and ElemBytes; 0: none yet
 	groupBig   map[Layout]uint32      // the same for ElemBytes of groupDirect or more
 	placed     []piece
-	rewrites   []piece // arrays placed before this Flush (rewritten in place) and those given buffers of their own by it
-	scratch    []piece
+	rewrites   []piece  // arrays placed before this Flush (rewritten in place) and those given buffers of their own by it
 	pieceKeys  []uint64 // sortPieces' keys
 	keyScratch []uint64 // and sortKeys' scratch
-	unplaced   []piece
+	reqs       []arena.Request
+	ps         []arena.Placement
 	pad        []byte // scratch for an array's last slot, padded with zeros
-	runs       runs   // the frame's slab uploads, coalesced (flush.go)
 
 	moved     []Handle // since the last Moved call
 	movedOut  []Handle // Moved's result
@@ -155,8 +151,13 @@ func New(dev device.Device, s Options) (*Allocator, error) {
 	if err != nil {
 		return nil, err
 	}
+	var up arena.Uploader
+	if set.Belt != nil {
+		up = set.Belt // a nil *staging.Belt would be a non-nil Uploader
+	}
 	return &Allocator{
 		dev:       dev,
+		up:        up,
 		set:       set,
 		maxBuffer: dev.Limits().MaxBufferSize,
 		byLayout:  map[Layout][]*slab{},
@@ -425,7 +426,6 @@ func (a *Allocator) onMove(s *slab, m arena.Move) {
 	if idx >= uint32(len(a.recs)) || k > Indices || a.recs[idx].parts[k].slab != s || a.recs[idx].parts[k].h != m.Handle {
 		invariant.Broken("mesh", "a slab of %v moved a range no mesh holds (owner %#x)", s.layout, m.Owner)
 	}
-	s.movedAt = a.placeEpoch
 	r := &a.recs[idx]
 	h := Handle{idx: idx, gen: r.gen}
 	a.stats.MeshesMoved++

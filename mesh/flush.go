@@ -1,8 +1,6 @@
 package mesh
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -10,35 +8,21 @@ import (
 	"github.com/gpumem/gpumem/device"
 )
 
-// Flush places and uploads a frame's staged arrays. It runs in three
-// steps, so that each slab grows at most once a frame:
+// Flush places and uploads a frame's staged arrays:
 //
 //  1. Sort. Every staged array that is not placed yet (added, or modified
 //     to a new size) is either dedicated — at or above the large
-//     threshold, too large for a slab (margin included), or a vertex
-//     array in NoBaseVertex mode: it gets a buffer of its own now — or
-//     joins its layout's group.
-//
-//  2. Place, layout by layout, largest array first. For each slab of the
-//     layout, in order: first fill the slab's holes, placing every array
-//     the slab serves as it is (arena.AllocateIfFits: it allocates where a
-//     free region holds the array, and refuses the rest without making
-//     room), so nothing grows or moves.
-//     Then take the arrays left that still fit under the slab's maximum
-//     (first fit, decreasing) and reserve room for all of them at once:
-//     arena.Reserve of the sum of their rounded sizes (each array's
-//     guard margin included, Options.GuardBytes), which makes room
-//     as a refused allocation of that sum would, and allocates nothing.
-//     If the arena had to grow for it, that was the slab's one growth
-//     this frame: one new buffer and one copy of the used part. The
-//     reserved room is one free region of at least that sum, so every
-//     array of the batch is then allocated without a refusal, by the same
-//     argument. Arrays no slab takes go to new slabs, each sized for what
-//     it takes (at least the minimum slab size).
-//
-//  3. Upload every staged array, placed now or before (a modification
-//     of the same size is rewritten in place), and mark its mesh
-//     resident. Slabs left empty are released.
+//     threshold, too large for a slab (margin included: arena's
+//     Options.Holds), or a vertex array in NoBaseVertex mode: it gets a
+//     buffer of its own now — or joins its layout's group.
+//  2. Place, layout by layout, largest array first: each slab of the
+//     layout in turn gets the arrays still unplaced as one batch
+//     (arena.Arena.PlaceSome), which fills its holes, grows it at most
+//     once for the rest and writes them through Options.Belt; the arrays
+//     a slab leaves go on to the next, and those no slab takes to new
+//     slabs, each sized for what it takes (arena.NewFor).
+//  3. Rewrite the arrays modified in place, and upload the buffers of
+//     their own; mark the meshes resident. Slabs left empty are released.
 //
 // A failure at any step (the device refuses a buffer) gives back every
 // place this call made, so the staged meshes stay staged and not resident,
@@ -50,7 +34,6 @@ type piece struct {
 	idx   uint32 // record
 	kind  Kind
 	slots uint32
-	need  uint32 // slots and margin rounded up to their allocator bin (slabShape.need)
 }
 
 // Flush places every staged array, growing each slab at most once, and
@@ -93,10 +76,8 @@ func (a *Allocator) Flush() error {
 }
 
 func (a *Allocator) flush() error {
-	a.placeEpoch++ // slabs moved from here on are marked (onMove)
 	a.placed, a.rewrites = a.placed[:0], a.rewrites[:0]
-	a.runs.ups = a.runs.ups[:0]
-	defer a.runs.reset()
+	defer func() { clear(a.reqs[:cap(a.reqs)]) }() // no array kept past its Flush
 	a.resetGroups()
 	// taken: the bytes of the meshes this Flush takes, in staging order,
 	// while under MaxFlushBytes (the first always).
@@ -131,15 +112,13 @@ func (a *Allocator) flush() error {
 				continue
 			}
 			g := &a.groups[a.groupOf(p.layout)]
-			need, ok := g.shape.need(pc.slots)
-			if !ok {
+			if !g.limits.Holds(pc.slots) {
 				// Too large for a slab of its layout, margin included.
 				if err := a.placeOwn(p, pc); err != nil {
 					return err
 				}
 				continue
 			}
-			pc.need = need
 			g.pieces = append(g.pieces, pc)
 		}
 	}
@@ -148,31 +127,14 @@ func (a *Allocator) flush() error {
 			return err
 		}
 	}
-	// The uploads: the arrays placed in slabs now were queued as they
-	// were placed (claim), in that order (mostly by slab and offset
-	// already, which makes the sort in uploadRuns needless), with the
-	// offsets the arena gave them; a compaction on the way (a Reserve,
-	// or an allocation that made room) may have moved those of its slab,
-	// which onMove marked: their offsets are read again now. Then the rest: rewrites in place, and arrays in
-	// buffers of their own, uploaded at once. Each array is in exactly
-	// one of the two lists.
-	for i := range a.runs.ups {
-		u := &a.runs.ups[i]
-		if u.slab.movedAt != a.placeEpoch {
-			continue // nothing in its slab moved since it was placed
-		}
-		off, err := u.slab.ar.Offset(u.h)
-		if err != nil {
-			return fmt.Errorf("mesh: upload %v: %w", u.slab.layout, err)
-		}
-		u.off = uint64(off) * uint64(u.slab.slotBytes)
-	}
+	// The rest: rewrites in place, and arrays in buffers of their own.
 	for _, pc := range a.rewrites {
-		if err := a.queueUpload(pc.idx, pc.kind); err != nil {
+		r := &a.recs[pc.idx]
+		if err := a.upload(&r.parts[pc.kind], r.data[pc.kind]); err != nil {
 			return err
 		}
 	}
-	return a.uploadRuns()
+	return nil
 }
 
 // groupDirect bounds the element sizes whose group groupAt finds without
@@ -183,7 +145,7 @@ const groupDirect = 256
 // slabs, and the sizes of the layout's slabs.
 type group struct {
 	layout Layout
-	shape  slabShape
+	limits arena.Options // what a slab of the layout holds (Holds)
 	pieces []piece
 }
 
@@ -221,7 +183,7 @@ func (a *Allocator) groupOf(l Layout) int {
 		a.groups = append(a.groups, group{})
 	}
 	g := &a.groups[i]
-	g.layout, g.shape, g.pieces = l, a.set.shape(l), g.pieces[:0]
+	g.layout, g.limits, g.pieces = l, a.set.slabLimits(l), g.pieces[:0]
 	a.ngroups++
 	if at != nil {
 		*at = uint32(i + 1)
@@ -232,183 +194,6 @@ func (a *Allocator) groupOf(l Layout) int {
 		a.groupBig[l] = uint32(i + 1)
 	}
 	return i
-}
-
-// queueUpload queues the upload of array k of record idx, placed before
-// this Flush, to its slab; an array in a buffer of its own is uploaded at
-// once. Each array is queued at most once a Flush (see flush).
-func (a *Allocator) queueUpload(idx uint32, k Kind) error {
-	r := &a.recs[idx]
-	p := &r.parts[k]
-	if p.slab == nil {
-		return a.upload(p, r.data[k])
-	}
-	off, err := p.slab.ar.Offset(p.h)
-	if err != nil {
-		return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
-	}
-	a.runs.ups = append(a.runs.ups, slabUpload{slab: p.slab, h: p.h, off: uint64(off) * uint64(p.slab.slotBytes), n: a.bytes(p), p: p, data: r.data[k]})
-	return nil
-}
-
-// Uploads into slabs are coalesced: the arrays of a frame sit mostly side
-// by side (a batch is placed in one reserved region), so they go to the
-// device as one write per run of adjacent arrays, up to maxRunBytes,
-// copied with their padding into one scratch buffer. On WebGPU a write
-// costs a queue call, a validation scope and a staging allocation, so
-// 10,000 meshes of a few KiB each upload as a few dozen writes instead of
-// 20,000 (BenchmarkFlushUpload measures it).
-
-// maxRunBytes bounds one coalesced write and so the scratch it needs.
-const maxRunBytes = 4 << 20
-
-// slabUpload is one array to upload to its place in a slab.
-type slabUpload struct {
-	slab *slab
-	h    arena.Handle
-	off  uint64 // bytes from the start of the slab's buffer, once placement is done
-	n    uint64 // bytes of its place: a.bytes(p)
-	p    *part
-	data []byte
-}
-
-// runs is the per-Flush scratch of coalesced uploads.
-type runs struct {
-	ups    []slabUpload // in the order added
-	keys   []upKey      // ups by slab and offset
-	sorted []slabUpload
-	buf    []byte // one run's bytes
-	epoch  uint64 // inOrder's calls, to mark slabs (slab.upEpoch)
-}
-
-// upKey orders an upload: its slab's seq above its offset.
-type upKey struct {
-	key uint64
-	i   uint32 // index in ups
-}
-
-// reset drops the references to the frame's data.
-func (r *runs) reset() {
-	clear(r.ups)
-	clear(r.sorted)
-	r.ups, r.sorted = r.ups[:0], r.sorted[:0]
-}
-
-// sortedUps returns the uploads sorted by slab (creation order) and
-// offset. Uploads in that order already (a frame placed in one reserved
-// region of each slab) are returned as they are, after one pass;
-// otherwise it sorts 16-byte keys rather than the uploads themselves.
-func (r *runs) sortedUps() []slabUpload {
-	if r.inOrder() {
-		return r.ups
-	}
-	r.keys = r.keys[:0]
-	for i, u := range r.ups {
-		if u.slab.seq >= 1<<20 || u.off >= 1<<44 {
-			// Beyond the packed key: sort the uploads themselves.
-			slices.SortFunc(r.ups, func(x, y slabUpload) int {
-				return cmp.Or(cmp.Compare(x.slab.seq, y.slab.seq), cmp.Compare(x.off, y.off))
-			})
-			return r.ups
-		}
-		r.keys = append(r.keys, upKey{u.slab.seq<<44 | u.off, uint32(i)})
-	}
-	slices.SortFunc(r.keys, func(x, y upKey) int { return cmp.Compare(x.key, y.key) })
-	r.sorted = r.sorted[:0]
-	for _, k := range r.keys {
-		r.sorted = append(r.sorted, r.ups[k.i])
-	}
-	return r.sorted
-}
-
-// inOrder reports whether r.ups hold each slab's uploads in one block,
-// by increasing offset: all uploadRuns needs (the order of the blocks,
-// the order the slabs were placed in, is as deterministic as seq's). It
-// marks each slab whose block it has seen with this call's epoch.
-func (r *runs) inOrder() bool {
-	r.epoch++
-	var last *slab
-	var end uint64
-	for i := range r.ups {
-		u := &r.ups[i]
-		if u.slab != last {
-			if u.slab.upEpoch == r.epoch {
-				return false // a second block of the slab
-			}
-			u.slab.upEpoch = r.epoch
-			last = u.slab
-		} else if u.off < end {
-			return false
-		}
-		end = u.off + u.n
-	}
-	return true
-}
-
-// uploadRuns writes a.runs.ups, sorted by slab and offset, one write per
-// run of adjacent arrays in a slab. An array alone is written as upload
-// writes it, without a copy. It allocates only to grow its scratch.
-func (a *Allocator) uploadRuns() error {
-	ups := a.runs.sortedUps()
-	belt := a.set.Belt
-	maxRun := uint64(maxRunBytes)
-	if belt != nil {
-		maxRun = min(maxRun, belt.ChunkBytes())
-	}
-	// The run being written and the fill that gathers it into the
-	// belt's chunk, made once.
-	var run []slabUpload
-	fill := func(dst []byte) { a.gather(dst, run) }
-	for i := 0; i < len(ups); {
-		first := ups[i]
-		end := first.off + first.n
-		j := i + 1
-		for j < len(ups) && ups[j].slab == first.slab && ups[j].off == end && end+ups[j].n-first.off <= maxRun {
-			end += ups[j].n
-			j++
-		}
-		run = ups[i:j]
-		n := end - first.off
-		var err error
-		switch {
-		case belt != nil && n <= maxRun:
-			err = belt.UploadFunc(first.slab.ar.Buffer(), first.off, n, fill)
-		case j == i+1:
-			// Alone, and not through the belt: written from its own bytes.
-			if err := a.upload(first.p, first.data); err != nil {
-				return err
-			}
-			i = j
-			continue
-		default:
-			if uint64(cap(a.runs.buf)) < n {
-				a.runs.buf = make([]byte, n, max(n, min(2*uint64(cap(a.runs.buf)), maxRunBytes)))
-			}
-			a.gather(a.runs.buf[:n], run)
-			err = a.put(first.slab.ar.Buffer(), first.off, a.runs.buf[:n])
-		}
-		if err != nil {
-			return fmt.Errorf("mesh: upload %d arrays of %v: %w", j-i, first.p.layout, err)
-		}
-		for _, u := range run {
-			a.stats.BytesUploaded += uint64(len(u.data))
-		}
-		i = j
-	}
-	return nil
-}
-
-// gather writes the arrays of run, adjacent in their slab, into dst (the
-// run's bytes, from the first array's offset), each padded with zeros to
-// the end of its last slot.
-func (a *Allocator) gather(dst []byte, run []slabUpload) {
-	base := run[0].off
-	for _, u := range run {
-		at := u.off - base
-		if copied := uint64(copy(dst[at:], u.data)); copied < u.n {
-			clear(dst[at+copied : at+u.n])
-		}
-	}
 }
 
 // placeOwn creates p's buffer of its own.
@@ -429,87 +214,130 @@ func (a *Allocator) placeOwn(p *part, pc piece) error {
 	return nil
 }
 
-// placeGroup places g's pieces in the slabs of g's layout; see above.
+// placeGroup places g's pieces in the slabs of g's layout, then in new
+// slabs; see Flush.
 func (a *Allocator) placeGroup(g *group) error {
-	l, pieces, sh := g.layout, g.pieces, g.shape
-	a.sortPieces(pieces, sh)
-	maxCount := int(a.set.MaxMeshesPerSlab) - 2 // a batch's allocations, leaving nodes for the free region after them and one more
-	rest := pieces
+	l, rest := g.layout, g.pieces
+	a.sortPieces(rest)
 	for _, s := range a.byLayout[l] {
 		if len(rest) == 0 {
 			return nil
 		}
-		var full bool
 		var err error
-		rest, full, err = a.fill(s, rest)
-		if err != nil {
+		if rest, err = a.placeIn(s, rest); err != nil {
 			return err
 		}
-		if full || len(rest) == 0 {
-			continue
-		}
-		// Reserve counts a margin of its own besides the batch's.
-		used := s.ar.Stats().ReservedElems + uint64(sh.margin)
-		if used >= uint64(sh.maxSlots) {
-			continue
-		}
-		batch, left, sum := a.take(rest, uint64(sh.maxSlots)-used, maxCount)
-		if len(batch) == 0 {
-			continue
-		}
-		if !s.ar.Fits(uint32(sum)) && !s.ar.CanGrowFor(uint32(sum)) {
-			// Only a full compaction would make room: at the slab's
-			// maximum, that would be every frame. The batch goes on,
-			// and Sweep closes the holes within its budget.
-			rest = append(left, batch...)
-			a.sortPieces(rest, sh)
-			continue
-		}
-		err = s.ar.Reserve(uint32(sum)) // take keeps sum under the slab's maximum
-		if errors.Is(err, arena.ErrFull) {
-			// At its maximum after all, or the device refused the growth:
-			// the batch goes on to the next slab or a new one.
-			rest = append(left, batch...)
-			a.sortPieces(rest, sh)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("mesh: make room for %d slots of %v: %w", sum, s.layout, err)
-		}
-		unplaced, err := a.allocate(s, batch)
-		if err != nil {
-			return err
-		}
-		rest = append(left, unplaced...)
 	}
 	for len(rest) > 0 {
-		batch, left, sum := a.take(rest, uint64(sh.maxSlots), maxCount)
-		if len(batch) == 0 {
-			return fmt.Errorf("mesh: %d slots of %v do not fit a slab of %d: %w", rest[0].slots, l, sh.maxSlots, arena.ErrFull) // flush sends these to buffers of their own
-		}
-		s, err := a.newSlab(l, max(sh.minSlots, uint32(sum)))
+		s, err := a.newSlab(l, a.requests(rest))
 		if err != nil {
 			return err
 		}
-		unplaced, err := a.allocate(s, batch)
-		if err != nil {
+		n := len(rest)
+		if rest, err = a.placeIn(s, rest); err != nil {
 			return err
 		}
-		if len(unplaced) == len(batch) {
-			return fmt.Errorf("mesh: a new slab of %v took none of %d arrays: %w", l, len(batch), arena.ErrTooManyAllocations) // cannot happen: maxCount
+		if len(rest) == n {
+			return fmt.Errorf("mesh: a new slab of %v took none of %d arrays: %w", l, n, arena.ErrTooManyAllocations) // cannot happen: NewFor
 		}
-		rest = append(left, unplaced...)
 	}
 	return nil
 }
 
+// requests returns the arena requests of pieces, in a.reqs.
+func (a *Allocator) requests(pieces []piece) []arena.Request {
+	reqs := a.reqs[:0]
+	for _, pc := range pieces {
+		reqs = append(reqs, arena.Request{Owner: owner(pc.idx, pc.kind), Elems: pc.slots, Data: a.recs[pc.idx].data[pc.kind]})
+	}
+	a.reqs = reqs
+	return reqs
+}
+
+// placeIn places pieces in s as one batch (arena.Arena.PlaceSome), and
+// returns those s left, in pieces' storage and order.
+func (a *Allocator) placeIn(s *slab, pieces []piece) ([]piece, error) {
+	ps, _, err := s.ar.PlaceSome(a.ps[:0], a.requests(pieces), a.up)
+	a.ps = ps
+	if err != nil {
+		return nil, fmt.Errorf("mesh: place %d arrays of %v: %w", len(pieces), s.layout, err)
+	}
+	left := pieces[:0]
+	for i, pc := range pieces {
+		if ps[i].Handle == (arena.Handle{}) {
+			left = append(left, pc)
+			continue
+		}
+		r := &a.recs[pc.idx]
+		p := &r.parts[pc.kind]
+		p.slab, p.h = s, ps[i].Handle
+		a.placed = append(a.placed, pc)
+		a.stats.BytesUploaded += uint64(len(r.data[pc.kind]))
+	}
+	return left, nil
+}
+
+// newSlab creates a slab of l sized for reqs (arena.NewFor).
+func (a *Allocator) newSlab(l Layout, reqs []arena.Request) (*slab, error) {
+	a.slabSeq++
+	s := &slab{layout: l, seq: a.slabSeq, slotBytes: l.SlotBytes()}
+	ar, err := arena.NewFor(a.dev, a.set.arenaOptions(l, a.set.shape(l).minSlots, func(m arena.Move) { a.onMove(s, m) }), reqs)
+	if err != nil {
+		return nil, fmt.Errorf("mesh: new slab of %v: %w", l, err)
+	}
+	s.ar = ar
+	a.slabs = append(a.slabs, s)
+	a.byLayout[l] = append(a.byLayout[l], s)
+	a.stats.SlabsCreated++
+	return s, nil
+}
+
+// upload writes data, p's array, to p's place: its bytes, then zeros to
+// the end of its last slot, so the padding never keeps what an earlier
+// array left there. It allocates only to grow the padding scratch.
+func (a *Allocator) upload(p *part, data []byte) error {
+	if p.slab != nil {
+		if err := p.slab.ar.Rewrite(p.h, data, a.up); err != nil {
+			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
+		}
+		a.stats.BytesUploaded += uint64(len(data))
+		return nil
+	}
+	n := len(data) &^ 3
+	if n > 0 {
+		if err := a.put(p.own, 0, data[:n]); err != nil {
+			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
+		}
+	}
+	if rest := int(a.bytes(p)) - n; rest > 0 {
+		if cap(a.pad) < rest {
+			a.pad = make([]byte, rest)
+		}
+		pad := a.pad[:rest]
+		clear(pad)
+		copy(pad, data[n:])
+		if err := a.put(p.own, uint64(n), pad); err != nil {
+			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
+		}
+	}
+	a.stats.BytesUploaded += uint64(len(data))
+	return nil
+}
+
+// put writes b to buf at off: through the staging belt if there is one,
+// else as a queue write.
+func (a *Allocator) put(buf device.Buffer, off uint64, b []byte) error {
+	if a.set.Belt != nil {
+		return a.set.Belt.Upload(buf, off, b)
+	}
+	return a.dev.WriteBuffer(buf, off, b)
+}
+
 // sortPieces sorts the pieces of one group, largest first, ties in the
-// order given (staging order, for a Flush's first sort). They share their
-// layout, and so their Kind, and each is a (slots, record) pair whose
-// need follows from its slots and their slabs' shape sh; so it sorts them
-// as packed keys, without a comparison function, and by their sizes'
-// bytes only.
-func (a *Allocator) sortPieces(pieces []piece, sh slabShape) {
+// order given (staging order). They share their layout, and so their
+// Kind, and each is a (slots, record) pair; so it sorts them as packed
+// keys, without a comparison function, and by their sizes' bytes only.
+func (a *Allocator) sortPieces(pieces []piece) {
 	if len(pieces) < 2 {
 		return
 	}
@@ -521,9 +349,7 @@ func (a *Allocator) sortPieces(pieces []piece, sh slabShape) {
 	sortKeys(keys, a.keyScratch)
 	kind := pieces[0].kind
 	for i, k := range keys {
-		slots := ^uint32(k >> 32)
-		need, _ := sh.need(slots) // flush found it in range
-		pieces[i] = piece{idx: uint32(k), kind: kind, slots: slots, need: need}
+		pieces[i] = piece{idx: uint32(k), kind: kind, slots: ^uint32(k >> 32)}
 	}
 	a.pieceKeys = keys
 }
@@ -577,150 +403,6 @@ func sortKeys(keys, buf []uint64) {
 	if &src[0] != &keys[0] {
 		copy(keys, src)
 	}
-}
-
-// fill places, without any growth, the pieces that fit in s's free space
-// now: arena.AllocateIfFits serves a piece where a free region holds it
-// and refuses the rest (ErrNoFit) without making room. It returns the
-// pieces left, kept in rest's storage, and whether s is out of
-// allocation nodes.
-func (a *Allocator) fill(s *slab, rest []piece) (left []piece, full bool, err error) {
-	left = rest[:0]
-	for k, pc := range rest {
-		h, off, err := s.ar.AllocateIfFits(pc.slots, owner(pc.idx, pc.kind))
-		switch {
-		case err == nil:
-			a.claim(s, pc, h, off)
-		case err == arena.ErrNoFit:
-			left = append(left, pc)
-		case errors.Is(err, arena.ErrTooManyAllocations):
-			return append(left, rest[k:]...), true, nil
-		default:
-			return nil, false, fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
-		}
-	}
-	return left, false, nil
-}
-
-// take splits pieces into a batch of at most maxCount whose rounded sizes
-// sum to a total whose own bin rounding fits in room, taken first fit in
-// order, and the rest, kept in pieces' storage. It returns the batch (in
-// a.scratch), the rest, and the batch's summed rounded size.
-func (a *Allocator) take(pieces []piece, room uint64, maxCount int) (batch, left []piece, sum uint64) {
-	a.scratch = a.scratch[:0]
-	left = pieces[:0]
-	for _, pc := range pieces {
-		total := sum + uint64(pc.need)
-		r, ok := arena.RoundUp(uint32(min(total, arena.MaxRoundUp+1)))
-		if ok && uint64(r) <= room && len(a.scratch) < maxCount {
-			sum = total
-			a.scratch = append(a.scratch, pc)
-		} else {
-			left = append(left, pc)
-		}
-	}
-	return a.scratch, left, sum
-}
-
-// allocate places the pieces of batch in s, where Reserve or the slab's
-// creation made room for their needs, margins included: each is served
-// as the slab is (AllocateIfFits), or, were it refused, where the arena
-// makes room again (AllocateOwned). When s runs out of
-// allocation nodes it returns the pieces not placed (in a.unplaced).
-func (a *Allocator) allocate(s *slab, batch []piece) (unplaced []piece, err error) {
-	for k, pc := range batch {
-		tag := owner(pc.idx, pc.kind)
-		h, off, err := s.ar.AllocateIfFits(pc.slots, tag)
-		if err == arena.ErrNoFit {
-			if h, err = s.ar.AllocateOwned(pc.slots, tag); err == nil {
-				off, err = s.ar.Offset(h)
-			}
-		}
-		if errors.Is(err, arena.ErrTooManyAllocations) {
-			a.unplaced = append(a.unplaced[:0], batch[k:]...)
-			return a.unplaced, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("mesh: place %d slots of %v: %w", pc.slots, s.layout, err)
-		}
-		a.claim(s, pc, h, off)
-	}
-	return nil, nil
-}
-
-// claim records that pc's array lives at h in s, allocated with pc's
-// owner tag and starting at slot off, and queues its upload while its
-// record is at hand (flush reads off again if s moves before the upload).
-func (a *Allocator) claim(s *slab, pc piece, h arena.Handle, off uint32) {
-	r := &a.recs[pc.idx]
-	p := &r.parts[pc.kind]
-	p.slab, p.h = s, h
-	a.placed = append(a.placed, pc)
-	a.runs.ups = append(a.runs.ups, slabUpload{slab: s, h: h, off: uint64(off) * uint64(s.slotBytes), n: uint64(pc.slots) * uint64(s.slotBytes), p: p, data: r.data[pc.kind]})
-}
-
-// newSlab creates a slab of l with capacity slots.
-func (a *Allocator) newSlab(l Layout, capacity uint32) (*slab, error) {
-	a.slabSeq++
-	s := &slab{layout: l, seq: a.slabSeq, slotBytes: l.SlotBytes()}
-	ar, err := arena.New(a.dev, a.set.arenaOptions(l, capacity, func(m arena.Move) { a.onMove(s, m) }))
-	if err != nil {
-		return nil, fmt.Errorf("mesh: new slab of %v: %w", l, err)
-	}
-	s.ar = ar
-	a.slabs = append(a.slabs, s)
-	a.byLayout[l] = append(a.byLayout[l], s)
-	a.stats.SlabsCreated++
-	return s, nil
-}
-
-// upload writes data, p's array, to p's place: its whole words, then the
-// rest of its last slot (the array's last bytes and zeros to the slot's
-// end), so the padding never keeps what an earlier array left there. It
-// allocates only to grow the padding scratch, once per larger slot.
-func (a *Allocator) upload(p *part, data []byte) error {
-	n := len(data) &^ 3
-	if n > 0 {
-		if err := a.write(p, 0, data[:n]); err != nil {
-			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
-		}
-	}
-	if rest := int(a.bytes(p)) - n; rest > 0 {
-		if cap(a.pad) < rest {
-			a.pad = make([]byte, rest)
-		}
-		pad := a.pad[:rest]
-		clear(pad)
-		copy(pad, data[n:])
-		if err := a.write(p, uint64(n), pad); err != nil {
-			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
-		}
-	}
-	a.stats.BytesUploaded += uint64(len(data))
-	return nil
-}
-
-func (a *Allocator) write(p *part, off uint64, b []byte) error {
-	if p.slab == nil {
-		return a.put(p.own, off, b)
-	}
-	if a.set.Belt == nil {
-		return p.slab.ar.Write(p.h, off, b)
-	}
-	at, err := p.slab.ar.Offset(p.h)
-	if err != nil {
-		return err
-	}
-	return a.put(p.slab.ar.Buffer(), uint64(at)*uint64(p.slab.ar.ElemSize())+off, b)
-}
-
-// put writes b to buf at off: through the staging belt if there is one,
-// else as a queue write.
-func (a *Allocator) put(buf device.Buffer, off uint64, b []byte) error {
-	if a.set.Belt != nil {
-		return a.set.Belt.Upload(buf, off, b)
-	}
-	return a.dev.WriteBuffer(buf, off, b)
 }
 
 // rollback gives back every place the failed Flush made.

@@ -3,6 +3,8 @@ package mesh
 import (
 	"fmt"
 	"slices"
+
+	"github.com/gpumem/gpumem/internal/invariant"
 )
 
 // CheckGuards returns the meshes one of whose arrays has had its margin
@@ -22,7 +24,7 @@ func (a *Allocator) CheckGuards() ([]Handle, error) {
 		for _, h := range bad {
 			tag, err := s.ar.Owner(h)
 			if err != nil {
-				return nil, fmt.Errorf("mesh: check guards of %v: %w", s.layout, err) // cannot happen: h is live
+				invariant.Broken("mesh", "check guards of %v: a bad guard's range is not live: %v", s.layout, err)
 			}
 			idx, _ := ownerOf(tag)
 			if mh := (Handle{idx: idx, gen: a.recs[idx].gen}); !slices.Contains(out, mh) {

@@ -107,8 +107,8 @@ type Options struct {
 // resolve checks them through arena.Options.Validate, on the options of a
 // slab of 4-byte slots (uint32 indices). Every other slab's options differ
 // only in sizes derived from the same MaxSlabBytes, and a slab is made
-// only for arrays its arena serves (slabShape.need), so no slab's
-// arena.New refuses its options at a Flush.
+// only for arrays its arena holds (arena.Options.Holds), so no slab's
+// arena.NewFor refuses its options at a Flush.
 func (s Options) resolve(lim device.Limits) (Options, error) {
 	if s.GrowthFactor == 0 {
 		s.GrowthFactor = DefaultGrowthFactor
@@ -131,7 +131,7 @@ func (s Options) resolve(lim device.Limits) (Options, error) {
 	if s.MaxMeshesPerSlab == 0 {
 		s.MaxMeshesPerSlab = DefaultMaxMeshesPerSlab
 	}
-	if s.MaxMeshesPerSlab < 4 { // a batch of 2 and the nodes around it (placeGroup)
+	if s.MaxMeshesPerSlab < 4 { // a batch of 2 and the nodes around it
 		return s, fmt.Errorf("%w: MaxMeshesPerSlab %d, want at least 4", ErrInvalidOptions, s.MaxMeshesPerSlab)
 	}
 	if err := (s.Usage | device.Vertex | device.Index | device.CopySrc | device.CopyDst | device.Storage).Validate(); err != nil {
@@ -151,9 +151,6 @@ func (s Options) resolve(lim device.Limits) (Options, error) {
 // slabShape is what one layout's slabs look like, in slots.
 type slabShape struct {
 	minSlots, maxSlots uint32
-	// margin is the slots of guard margin every array takes in a slab
-	// (arena.Options.MarginElems); 0 without Options.GuardBytes.
-	margin uint32
 }
 
 // shape returns the slab sizes of l in slots: MinSlabBytes rounded up,
@@ -165,20 +162,13 @@ func (s *Options) shape(l Layout) slabShape {
 	sb := uint64(l.SlotBytes())
 	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems, math.MaxUint32/uint64(l.ElemsPerSlot()))
 	minSlots := min(max((s.MinSlabBytes+sb-1)/sb, 1), maxSlots)
-	margin := arena.Options{ElemSize: uint32(sb), GuardBytes: s.GuardBytes}.MarginElems()
-	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots), margin: margin}
+	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots)}
 }
 
-// need returns what an array of slots takes from a slab's allocator: its
-// slots and margin, rounded up to their bin (arena.RoundUp), as Reserve
-// counts a request. ok is false when no slab of this shape, even at its
-// largest, serves the array: it gets a buffer of its own. O(1).
-func (sh slabShape) need(slots uint32) (need uint32, ok bool) {
-	if slots > sh.maxSlots || sh.margin > sh.maxSlots-slots {
-		return 0, false
-	}
-	need, ok = arena.RoundUp(slots + sh.margin)
-	return need, ok && need <= sh.maxSlots
+// slabLimits returns what decides whether a slab of l holds an array
+// (arena.Options.Holds): its slot size, its largest size, its margin.
+func (s *Options) slabLimits(l Layout) arena.Options {
+	return arena.Options{ElemSize: l.SlotBytes(), MaxElems: s.shape(l).maxSlots, GuardBytes: s.GuardBytes}
 }
 
 // arenaMaxElems keeps slab capacities where arena.RoundUp can round a
