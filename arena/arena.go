@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/offset"
 )
 
@@ -317,7 +318,7 @@ func (a *Arena) Free(h Handle) error {
 	}
 	a.forget(h.id)
 	if err := a.alloc.Free(s.alloc); err != nil {
-		return fmt.Errorf("arena %q: %w", a.opts.Label, err) // cannot happen: slot checked it
+		invariant.Broken("arena", "%q: free of a live range: %v", a.opts.Label, err)
 	}
 	a.occupied -= uint64(s.elems)
 	s.gen++

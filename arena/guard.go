@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
 )
 
 // Guards: a debugging aid against writes past the end of an allocation.
@@ -83,7 +84,7 @@ func (a *Arena) CheckGuards() ([]Handle, error) {
 		ids = append(ids, h.ID())
 		var err error
 		if h, ok, err = a.alloc.Next(h); err != nil {
-			return nil, fmt.Errorf("arena %q: check guards: %w", a.opts.Label, err) // cannot happen: h is live
+			invariant.Broken("arena", "%q: check guards: step past a live range: %v", a.opts.Label, err)
 		}
 	}
 	a.guards, a.guardIDs = guards, ids

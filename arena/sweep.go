@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/offset"
 )
 
@@ -150,7 +151,7 @@ func (a *Arena) sweep(b Budget) (completed bool, err error) {
 		s := &a.slots[id]
 		moved, dist, err := a.alloc.SlideDown(s.alloc)
 		if err != nil {
-			return false, fmt.Errorf("arena %q: sweep: %w", a.opts.Label, err) // a broken pointer: a bug
+			invariant.Broken("arena", "%q: sweep: slide of a live range: %v", a.opts.Label, err)
 		}
 		if dist > 0 {
 			from := s.alloc.Offset
