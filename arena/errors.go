@@ -46,6 +46,6 @@ var (
 	ErrInvalidHandle = errors.New("arena: invalid handle")
 )
 
-// errReleased is returned by every method after Release: device.ErrReleased, the
-// one sentinel for use after Release, with the package's name.
+// errReleased is returned by every method after Release: device.ErrReleased
+// (the one sentinel for use after Release) with the package's name.
 var errReleased = fmt.Errorf("arena: %w", device.ErrReleased)

@@ -42,6 +42,6 @@ var (
 	ErrInvalidSize = errors.New("bindless: invalid pixel data size")
 )
 
-// errReleased is returned by every method after Release: device.ErrReleased, the
-// one sentinel for use after Release, with the package's name.
+// errReleased is returned by every method after Release: device.ErrReleased
+// (the one sentinel for use after Release) with the package's name.
 var errReleased = fmt.Errorf("bindless: %w", device.ErrReleased)

@@ -21,9 +21,11 @@ package bindless
 // the lowest available one (lowest page, then lowest layer: two
 // trailing-zero scans), else grows or recreates the bucket's lowest page
 // below full capacity (a trimmed page doubles, copying its layers in use;
-// a vacant one is recreated at full capacity), else adds a page. Shrink
-// releases the texture of every live page with no layer in use and drops
-// vacant pages from the end of the slot list, then trims every live page
+// a vacant one is recreated at full capacity), else adds a page: doubling
+// against trimming only at half empty keeps a Shrink right after a growth
+// from trimming the page again. Shrink releases the texture of every live
+// page with no layer in use and drops vacant pages from the end of the
+// slot list, then trims every live page
 // whose layers in use all lie in its lower half to exactly its layers
 // 0..highest in use. Compact moves registered layers of each bucket
 // from the top (highest page, then layer) into its lowest available

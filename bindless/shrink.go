@@ -5,42 +5,15 @@ import (
 	"slices"
 )
 
-// Shrink gives memory back now, without moving any texture, and returns
-// the bytes given back (a texture's bytes are every layer with its mips,
-// times the samples: what package budget charges for it). What a
-// budget's reclaimer calls:
-//
-//	ta.SetReclaimer(func(uint64) { _, _ = textures.Shrink() })
-//
-// First it releases the texture of every page that holds no registered
-// or default texture (its layers all free or never used). A released
-// page keeps its index, its binding slot, and its bucket: the page is
-// vacant, Pages has nil there, Memory leaves it out. Vacant pages at the
-// end of the page list are dropped from it: NumPages falls, and their
-// indices go to the next pages added, of any bucket. Page 0, which holds
-// the default textures, is never released.
-//
-// Then it trims: a live page whose layers in use (registered or default)
-// all lie in its lower half, the highest being h with h+1 at most half
-// its layers, is recreated with exactly layers 0..h, those in use copied
-// (every mip), and its old texture released. Trimming never moves a
-// texture; the layers past h were free or unused. A trimmed page is
-// grown back when a registration of its bucket finds no available layer:
-// the registration takes the lowest page of the bucket below full
-// capacity, a trimmed page doubling its layers (at most LayersPerPage,
-// layers in use copied) and a vacant page recreated at full capacity,
-// before any page is added. Doubling on growth against trimming only
-// below half keeps a Shrink right after a growth from trimming the page
-// again. A trim the device (or a budget) refuses leaves that page as it
-// was; Shrink goes on with the others.
-//
-// Version changes when Shrink released or trimmed anything: rebuild bind
-// groups built before. Handles never change (Compact moves textures, to
-// give back what Shrink cannot). The textures are released as
-// Release does: the device frees them once the GPU has finished the work
-// already recorded on them. Stats().PagesReleased and PagesTrimmed count
-// them, and BytesReleased their bytes. O(layers) plus the copies. It
-// fails only with device.ErrReleased.
+// Shrink gives memory back now, without moving a texture, and returns
+// the bytes given back (as package budget charges them). It releases the
+// texture of every page but page 0 that holds no texture in use: the page
+// is vacant (it keeps its index and bucket; Pages has nil there), or is
+// dropped when it ends the page list. Then it trims every live page whose
+// layers in use all lie in its lower half to exactly those layers; a trim
+// the device refuses leaves that page as it was. Version changes when a
+// page was released or trimmed. O(layers) plus the copies. It fails only
+// with device.ErrReleased.
 func (r *Registry[K]) Shrink() (uint64, error) {
 	if r.released {
 		return 0, fmt.Errorf("bindless: Shrink: %w", errReleased)

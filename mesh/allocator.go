@@ -91,9 +91,8 @@ func ownerOf(tag uint64) (idx uint32, k Kind) { return uint32(tag), Kind(tag >> 
 
 // Allocator packs the vertex and index arrays of many meshes into shared
 // slabs, one set of slabs per element layout: Add and Modify stage meshes,
-// Flush places and uploads them (a slab grows at most once a frame), Sweep
-// compacts within a budget, and Moved and Slices say where each mesh is
-// now, for draw data.
+// Flush places and uploads them, Sweep compacts within a budget, and
+// Moved and Slices say where each mesh is now, for draw data.
 //
 // An Allocator is not safe for concurrent use.
 type Allocator struct {

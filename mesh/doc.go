@@ -17,20 +17,18 @@
 //	h, _ := a.Add(m)        // staged: nothing placed, not resident
 //	_ = a.Modify(h, m2)     // same sizes: rewritten in place; else re-placed
 //	_ = a.Remove(other)     // ranges given back now
-//	_ = a.Flush()           // place, grow each slab at most once, upload
+//	_ = a.Flush()           // place and upload (see Allocator.Flush)
 //	_ = a.Sweep(budget)     // optional: bounded compaction
 //	for _, h := range a.Moved() { ... rebuild draw data of h ... }
 //	v, i, _ := a.Slices(h)  // draw
 //
-// Flush first places what fits in a slab's free space as it
-// is, then reserves room for the rest of the slab's share of the frame in
-// one call (arena.Reserve), so a slab grows at most once a frame: one new
-// buffer, one copy of the used part. Arrays at or above
-// Options.LargeThresholdBytes, and with Options.NoBaseVertex every vertex
-// array, get a buffer of their own. A slab left empty is released at the
-// next Flush. Slabs start at Options.MinSlabBytes and grow by
-// Options.GrowthFactor up to Options.MaxSlabBytes (clamped to the
-// device's largest buffer); a full slab leaves new arrays to a new slab.
+// Flush places the staged arrays in slabs, growing them as its doc says,
+// and uploads them. Arrays at or above Options.LargeThresholdBytes, and
+// with Options.NoBaseVertex every vertex array, get a buffer of their
+// own. A slab left empty is released at the next Flush. Slabs start at
+// Options.MinSlabBytes and grow by Options.GrowthFactor up to
+// Options.MaxSlabBytes (clamped to the device's largest buffer); a full
+// slab leaves new arrays to a new slab.
 //
 // Slabs compact: Sweep moves a bounded number of ranges per call over the
 // slabs whose free space is in pieces, Compact packs them all, and a Flush
@@ -53,20 +51,14 @@
 //     until that Flush). Every Flush takes every staged mesh, unless
 //     Options.MaxFlushBytes bounds it: then it takes them in staging
 //     order while under the bound, at least one, and leaves the rest.
-//   - Each slab grows at most once per Flush. A failed Flush places
-//     nothing, leaves staged meshes staged and resident meshes' data
-//     intact; it can be retried.
+//   - A failed Flush places nothing, leaves staged meshes staged and
+//     resident meshes' data intact; it can be retried.
 //
 // # Costs
 //
 // Add, Modify, Remove, Resident and Slices are O(1) (Slices does not
-// allocate; Add allocates only to grow its tables). Flush is O(n log n) for
-// n arrays staged (placing an array in a slab's free space as it is, or
-// learning that it does not fit, costs O(1): arena.AllocateIfFits), plus
-// O(k) per slab visited for the k free regions within 12.5% of its
-// largest (its arena's Stats), plus the bytes uploaded and copied by
-// growth; in steady state it does not allocate. Sweep is
-// O(slabs + budget). Stats is O(slabs).
+// allocate; Add allocates only to grow its tables). Flush's cost is in its
+// doc. Sweep is O(slabs + budget). Stats is O(slabs).
 //
 // # Lifetimes
 //
@@ -74,10 +66,11 @@
 // Flush that uploads them: do not change them before. A Slice's Buffer is
 // valid until the next Flush, Sweep, Compact, Shrink or Release: growth
 // and shrinking replace a slab's buffer (compare Buffer, or watch
-// Stats().Growths and Shrinks) and sweeps move ranges (Moved). Buffers are released once the device is done with the
-// work recorded on them, so draws already recorded stay right. Handles die
-// with Remove and Release; a stale handle is reported, never reused by
-// mistake (handles carry a generation).
+// Stats().Growths and Shrinks) and sweeps move ranges (Moved). Buffers
+// are released once the device is done with the work recorded on them,
+// so draws already recorded stay right. Handles die with Remove and
+// Release; a stale handle is reported, never reused by mistake (handles
+// carry a generation).
 //
 // # Caveats
 //

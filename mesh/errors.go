@@ -40,6 +40,6 @@ var (
 	ErrNotResident = errors.New("mesh: not resident")
 )
 
-// errReleased is returned by every method after Release: device.ErrReleased, the
-// one sentinel for use after Release, with the package's name.
+// errReleased is returned by every method after Release: device.ErrReleased
+// (the one sentinel for use after Release) with the package's name.
 var errReleased = fmt.Errorf("mesh: %w", device.ErrReleased)

@@ -85,9 +85,9 @@ type Options struct {
 	// next Flush: a mesh added is not resident until the Flush that takes
 	// it, a mesh rewritten in place keeps its old data until then. It
 	// spreads a burst of loading (a level's first frames) over frames,
-	// so that no frame's Flush uploads much more than the bound, and
-	// grows each slab at most once a Flush as always. Stats().Pending
-	// counts the meshes left. 0, the default: every Flush takes all.
+	// so that no frame's Flush uploads much more than the bound.
+	// Stats().Pending counts the meshes left. 0, the default: every Flush
+	// takes all.
 	MaxFlushBytes uint64
 	// GuardBytes, when not zero, gives every array in a slab a margin of
 	// at least that many bytes, filled with a pattern, so that CheckGuards

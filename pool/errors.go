@@ -38,6 +38,6 @@ var (
 	ErrInvalidOptions = errors.New("pool: invalid options")
 )
 
-// errReleased is returned by Acquire and Put after Release: device.ErrReleased, the
-// one sentinel for use after Release, with the package's name.
+// errReleased is returned by Acquire and Put after Release: device.ErrReleased
+// (the one sentinel for use after Release) with the package's name.
 var errReleased = fmt.Errorf("pool: %w", device.ErrReleased)

@@ -36,6 +36,6 @@ var (
 	ErrInvalidFence = errors.New("ring: invalid fence")
 )
 
-// errReleased is returned by every method after Release: device.ErrReleased, the
-// one sentinel for use after Release, with the package's name.
+// errReleased is returned by every method after Release: device.ErrReleased
+// (the one sentinel for use after Release) with the package's name.
 var errReleased = fmt.Errorf("ring: %w", device.ErrReleased)

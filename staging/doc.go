@@ -24,10 +24,8 @@
 //
 // When an upload leaves a written chunk for the next, the belt submits the
 // work recorded so far (device.Device.Submit; Stats().Submits), so that
-// the GPU can copy out of the full chunk while the CPU fills the next (on
-// the H200, BenchmarkFlushUpload showed no gain from it: there a Flush's
-// time is its bookkeeping). A frame of less than a chunk is submitted by
-// the caller as before.
+// the GPU can copy out of the full chunk while the CPU fills the next. A
+// frame of less than a chunk is submitted by the caller.
 //
 // When every chunk the belt may have (MaxChunks) is in use, Upload fences
 // what it has written and waits for the GPU (device.Device.Wait): a bulk

@@ -25,6 +25,6 @@ var (
 	ErrInvalidFence = errors.New("staging: invalid fence")
 )
 
-// errReleased is returned by every method after Release: device.ErrReleased, the
-// one sentinel for use after Release, with the package's name.
+// errReleased is returned by every method after Release: device.ErrReleased
+// (the one sentinel for use after Release) with the package's name.
 var errReleased = fmt.Errorf("staging: %w", device.ErrReleased)
