@@ -7,8 +7,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 )
 
-// Errors returned by an Arena; each comes wrapped with context, but
-// ErrNoFit. Device
+// Errors returned by an Arena; each comes wrapped with context. Device
 // errors (device.ErrOutOfMemory, device.ErrDeviceLost, ...) come wrapped as
 // they are, so callers test for them with errors.Is too.
 var (
@@ -29,12 +28,6 @@ var (
 	// ErrTooManyAllocations is returned by Allocate when the arena already
 	// holds as many allocations (and free regions) as its MaxAllocs allows.
 	ErrTooManyAllocations = errors.New("arena: too many allocations")
-
-	// ErrNoFit is returned, bare (not wrapped: compare with == or
-	// errors.Is), by AllocateIfFits when the arena does not serve the
-	// request as it is: it would have to grow, sweep or compact first.
-	// Nothing changed.
-	ErrNoFit = errors.New("arena: does not fit without making room")
 
 	// ErrInvalidSize is returned for a request of zero elements or more
 	// than the maximum capacity, and for a write or read whose length is

@@ -25,9 +25,6 @@ func (m *Manager) check() error {
 			}
 			continue
 		}
-		if b.fresh {
-			return fmt.Errorf("batch %d still marked fresh between calls", id)
-		}
 		if b.h.id() != uint32(id) || !m.ids.Live(b.h.h) {
 			return fmt.Errorf("slot %d holds batch %v, not live in the handle table", id, b.h)
 		}

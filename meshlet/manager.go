@@ -1,7 +1,6 @@
 package meshlet
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -43,10 +42,6 @@ type batch struct {
 	// mark is the epoch of the last call that reported this batch changed:
 	// a batch is reported once per call however often it moved.
 	mark uint64
-	// fresh is set only inside an AddBatches call, from the batch's
-	// allocation until it is written: its moves need no patch and no
-	// report, since it is written where it ends up.
-	fresh bool
 }
 
 // Manager keeps meshlet batches in two arenas: data words in one, metadata
@@ -80,7 +75,11 @@ type Manager struct {
 	patches []device.Patch // reused patch batch
 	oneMove [1]device.Move // reused single move
 	scratch []byte         // reused upload bytes
-	runs    []upload       // reused AddBatches placements
+	// up carries the uploads: Options.Belt, or nil for queue writes.
+	up       arena.Uploader
+	reqs     []arena.Request   // reused arena batch
+	one      [1]arena.Request  // Add's batch
+	dps, rps []arena.Placement // reused placements, data and rows
 
 	rowLen uint32 // bytes per row: RowWords*4
 	stats  Stats  // counters; Stats fills in the rest
@@ -103,6 +102,9 @@ func New(dev device.Device, opts Options) (*Manager, error) {
 		opts:   o,
 		rowLen: o.RowWords * 4,
 		ids:    handle.New(),
+	}
+	if o.Belt != nil {
+		m.up = o.Belt // a nil *staging.Belt would be a non-nil Uploader
 	}
 	o.Data.OnMove = m.dataMoved
 	o.Rows.OnMove = m.rowsMoved
@@ -250,26 +252,29 @@ func (m *Manager) validate(data, rows []uint32) error {
 	return nil
 }
 
-// add places a valid batch under h, live and not placed.
+// add places a valid batch under h, live and not placed: its data, then
+// its rows with the data's offset in their address words, each an arena
+// batch of one (arena.Arena.Place).
 func (m *Manager) add(h BatchHandle, data, rows []uint32) error {
 	words, meshlets := uint32(len(data)), uint32(len(rows)/int(m.opts.RowWords))
-	hd, hr, err := m.allocate(h.id(), words, meshlets)
+	m.one[0] = arena.Request{Owner: uint64(h.id()), Elems: words, Data: m.bytes(data, 0, 0)}
+	dps, _, err := m.data.Place(m.dps[:0], m.one[:], m.up)
+	m.dps = dps
 	if err != nil {
-		return fmt.Errorf("meshlet: add: %w", err)
+		m.one[0] = arena.Request{}
+		return fmt.Errorf("meshlet: add: %d data words: %w", words, err)
 	}
-	off, err := m.data.Offset(hd)
-	assert(err == nil, "a fresh data handle is dead")
-	if err = m.data.Write(hd, 0, m.bytes(data, 0, 0)); err == nil {
-		m.stats.Writes++
-		if err = m.rows.Write(hr, 0, m.bytes(rows, m.opts.AddressWord, off)); err == nil {
-			m.stats.Writes++
-		}
-	}
+	hd, off := dps[0].Handle, dps[0].Offset
+	m.one[0] = arena.Request{Owner: uint64(h.id()), Elems: meshlets, Data: m.bytes(rows, m.opts.AddressWord, off)}
+	rps, _, err := m.rows.Place(m.rps[:0], m.one[:], m.up)
+	m.rps = rps
+	m.one[0] = arena.Request{}
 	if err != nil {
-		m.release(hd, hr)
-		return fmt.Errorf("meshlet: add: %w", err)
+		ferr := m.data.Free(hd)
+		assert(ferr == nil, "a fresh data handle is dead")
+		return fmt.Errorf("meshlet: add: %d rows: %w", meshlets, err)
 	}
-	m.register(h, hd, hr, words, meshlets)
+	m.register(h, hd, rps[0].Handle, words, meshlets)
 	return nil
 }
 
@@ -282,14 +287,7 @@ func (m *Manager) bytes(words []uint32, addr, add uint32) []byte {
 		m.scratch = make([]byte, n)
 	}
 	b := m.scratch[:n]
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(b[4*i:], w)
-	}
-	if add != 0 {
-		for i := int(addr); i < len(words); i += int(m.opts.RowWords) {
-			binary.LittleEndian.PutUint32(b[4*i:], words[i]+add)
-		}
-	}
+	putWords(b, words, m.opts.RowWords, addr, add)
 	return b
 }
 

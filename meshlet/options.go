@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/staging"
 )
 
 // Options configure a Manager. RowWords is required; every other zero field
@@ -49,6 +50,15 @@ type Options struct {
 	// unswept, and its count of calls waits a call.
 	ShrinkBelow float64
 	ShrinkAfter int
+
+	// Belt, if set, carries the uploads of Add, AddReserved and AddBatches:
+	// each run of batches that lie end to end in an arena is written into
+	// the belt's mapped staging chunks and copied on the GPU, instead of
+	// being a queue write (see mesh.Options.Belt). The belt must be on the
+	// manager's device; the caller ends every frame on it (EndFrame with
+	// the fence of the submission that carries the frame), and releases it
+	// after the manager.
+	Belt *staging.Belt
 
 	// OnMove, if set, is called once for every batch whose data or rows
 	// moved during a call (Sweep, Compact, or an Add or Clone whose

@@ -26,13 +26,9 @@ import (
 //     pending list; a data or row move marks its batch changed, once per
 //     epoch (the batch's mark). Only registered batches move: an arena
 //     moves allocations while making room, before the new one exists, so
-//     the allocations of the batch being added are never among them.
-//     AddBatches is the exception: a later batch's allocation may move an
-//     earlier batch of the same call, not written yet. Those batches are
-//     registered fresh as soon as they are allocated, and their moves are
-//     skipped (no shift, no report): AddBatches writes every batch, data
-//     and rows with absolute address words, once all are allocated, at
-//     the offsets they have then.
+//     the allocations of the batch being added are never among them (nor,
+//     in AddBatches, those of the call's other batches: arena.Place never
+//     reports its own allocations moved, and writes them where they end).
 //  3. settle: one device.Patch on the rows buffer adds each shift to every
 //     address word of its batch's rows, at the rows' offsets of the moment
 //     the patch is recorded; then OnMove runs for each changed batch.
@@ -73,9 +69,6 @@ func (m *Manager) begin() {
 func (m *Manager) dataMoved(mv arena.Move) {
 	id := uint32(mv.Owner)
 	assert(mv.Owner < uint64(len(m.batches)) && m.batches[id].data == mv.Handle, "the data arena moved an allocation no batch holds")
-	if m.batches[id].fresh {
-		return // not written yet: AddBatches writes it where it ends up
-	}
 	m.pending = append(m.pending, shift{id: id, delta: mv.To - mv.From})
 	m.mark(id)
 }
@@ -84,9 +77,6 @@ func (m *Manager) dataMoved(mv arena.Move) {
 func (m *Manager) rowsMoved(mv arena.Move) {
 	id := uint32(mv.Owner)
 	assert(mv.Owner < uint64(len(m.batches)) && m.batches[id].rows == mv.Handle, "the rows arena moved an allocation no batch holds")
-	if m.batches[id].fresh {
-		return
-	}
 	m.mark(id)
 }
 

@@ -28,8 +28,9 @@ type Stats struct {
 	Clones       uint64 // batches placed by Clone
 	PatchedWords uint64 // address words patched on the device
 	Changed      uint64 // changed batches reported (once per batch per call)
-	// Writes counts the device writes that uploaded batches: two per Add,
-	// one per run of adjacent allocations per arena for AddBatches.
+	// Writes counts the device writes (or belt uploads) that uploaded
+	// batches: Data.Uploads plus Rows.Uploads, about two per Add and one
+	// per run of adjacent allocations per arena for AddBatches.
 	Writes uint64
 }
 
@@ -45,6 +46,7 @@ func (m *Manager) Stats() Stats {
 	s.DataWords, s.Meshlets = m.words, m.meshlets
 	s.Data, s.Rows = m.data.Stats(), m.rows.Stats()
 	s.Shrinks = s.Data.Shrinks + s.Rows.Shrinks
+	s.Writes = s.Data.Uploads + s.Rows.Uploads
 	rb := uint64(m.rowLen)
 	s.CapacityBytes = 4*uint64(s.Data.CapacityElems) + rb*uint64(s.Rows.CapacityElems)
 	s.OccupiedBytes = 4*s.Data.OccupiedElems + rb*s.Rows.OccupiedElems
