@@ -29,8 +29,8 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/webgpu"
-	"github.com/gpumem/gpumem/examples/internal/scene"
 	"github.com/gpumem/gpumem/inspect"
+	"github.com/gpumem/gpumem/scene"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 

@@ -10,7 +10,7 @@
 // (sampled by the handle each draw carries), the per-frame constants go
 // through its ring, and every frame runs a budgeted sweep and rebuilds
 // the draw data of the meshes it moved. The scene and the renderer are in
-// examples/internal/scene; examples/window draws the same scene in a
+// package scene (github.com/gpumem/gpumem/scene); examples/window draws the same scene in a
 // window.
 //
 //	go run ./examples/offscreen -frames 300 -size 512x512 -o offscreen.png
@@ -31,7 +31,7 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/device/webgpu"
-	"github.com/gpumem/gpumem/examples/internal/scene"
+	"github.com/gpumem/gpumem/scene"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gpumem/gpumem/examples/internal/scene"
+	"github.com/gpumem/gpumem/scene"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 

@@ -1,6 +1,6 @@
 module github.com/gpumem/gpumem/examples/window
 
-go 1.26
+go 1.25
 
 require (
 	github.com/go-gl/glfw/v3.4/glfw v0.1.0-pre.1.0.20260406072232-3ac4aa2bb164

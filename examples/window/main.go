@@ -9,7 +9,8 @@
 // a budget, the constants go through gpumem's ring, and the frame is
 // drawn from the slabs (base vertex, first index) and the pages (the
 // handle in each draw) into the surface's texture and presented. The
-// scene and the renderer are in examples/internal/scene.
+// scene and the renderer are in package scene
+// (github.com/gpumem/gpumem/scene).
 //
 //	go run . -frames 300            # 300 frames, then exit
 //	go run . -frames 300 -hold 10s  # then show the last frame 10 s more
@@ -40,7 +41,7 @@ import (
 
 	"github.com/go-gl/glfw/v3.4/glfw"
 	"github.com/gpumem/gpumem/device/webgpu"
-	"github.com/gpumem/gpumem/examples/internal/scene"
+	"github.com/gpumem/gpumem/scene"
 	"github.com/oliverbestmann/webgpu/wgpu"
 	"github.com/oliverbestmann/webgpu/wgpuglfw"
 )

@@ -1,4 +1,4 @@
-package main
+package scene
 
 import (
 	"fmt"
@@ -169,7 +169,7 @@ type constantsWorkload struct {
 	belt    bool           // writes go through the meshes' staging belt
 }
 
-// With -belt the ring writes through the mesh allocator's staging belt
+// With Options.Belt the ring writes through the mesh allocator's staging belt
 // (ring.BufferOptions.Belt), which the mesh workload ends each frame.
 func newConstantsWorkload(dev *lagged, scale int, rb *readbackWorkload, belt *staging.Belt) (*constantsWorkload, error) {
 	w := &constantsWorkload{frameLog: frameLog{dev: dev, rb: rb}, scale: scale, belt: belt != nil}

@@ -1,11 +1,10 @@
-package main
+package scene
 
 import (
 	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/gpumem/gpumem/budget"
@@ -15,8 +14,8 @@ import (
 	"github.com/gpumem/gpumem/staging"
 )
 
-// Giving memory back. With -unload N the demo ends with a zone unload:
-// after the -frames frames of streaming the camera stops, the view
+// Giving memory back. With Options.Unload N the run ends with a zone unload:
+// after the Options.Frames frames of streaming the camera stops, the view
 // narrows to the zone under it (the others unload at once, most of what
 // is loaded), nothing streams in any more, and N more frames run. The
 // mesh slabs and meshlet arenas shrink (ShrinkBelow demoMeshShrinkBelow
@@ -31,7 +30,7 @@ import (
 // zone data occupies, manager by manager, and from which frame they held
 // at most demoUnloadGoal times it.
 //
-// With -budget the managers create everything through accounts of one
+// With Options.Budget the managers create everything through accounts of one
 // budget.Budget, whose reclaimers give memory back before a request is
 // refused: the pool's idle buffers first, then the mesh slabs and the
 // meshlet arenas shrink, then the texture pages no texture uses go.
@@ -53,8 +52,8 @@ const (
 type workloadOptions struct {
 	dev    device.Device
 	shrink bool
-	// flushBytes bounds a mesh Flush (-flush-bytes); belt gives the mesh
-	// allocator a staging belt (-belt), which the mesh workload makes and
+	// flushBytes bounds a mesh Flush (Options.FlushBytes); belt gives the mesh
+	// allocator a staging belt (Options.Belt), which the mesh workload makes and
 	// puts in sharedBelt for the constants ring to write through too.
 	flushBytes uint64
 	belt       bool
@@ -89,19 +88,6 @@ func (o *workloadOptions) reclaim(name string, f budget.Reclaimer) {
 	if a := o.accounts[name]; a != nil {
 		a.SetReclaimer(f)
 	}
-}
-
-// parseSize parses a -budget value: a number of bytes with a unit (B,
-// KiB, MiB, GiB; K, M, G are the same), or of MiB without one.
-func parseSize(s string) (uint64, error) {
-	num := strings.TrimRight(s, "BKMGibk")
-	unit := s[len(num):]
-	mult := map[string]float64{"": 1 << 20, "B": 1, "K": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MiB": 1 << 20, "G": 1 << 30, "GiB": 1 << 30}[unit]
-	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || mult == 0 || !(f > 0) || f*mult > 1<<50 {
-		return 0, fmt.Errorf("%q: want a size such as 64MiB, 512KiB or 24 (MiB)", s)
-	}
-	return uint64(math.Round(f * mult)), nil
 }
 
 // holding is what one manager holds at one frame, in bytes.

@@ -1,4 +1,4 @@
-package main
+package scene
 
 import (
 	"cmp"
@@ -17,9 +17,9 @@ import (
 // writeReport writes the HTML report: contents, the summary, plots over
 // frames, headroom against the device's limits, and the memory maps, each
 // once.
-func (r *demoResult) writeReport(w io.Writer) error {
+func (r *Run) WriteReport(w io.Writer) error {
 	var sum strings.Builder
-	r.writeSummary(&sum)
+	r.WriteSummary(&sum)
 	n := len(r.records)
 	series := func(f func(frameRecord) float64) []float64 {
 		v := make([]float64, n)
@@ -44,7 +44,7 @@ func (r *demoResult) writeReport(w io.Writer) error {
 	// gpumem's time by manager, stacked: the sum is gpumem's time.
 	var byMgr []inspect.Series
 	for m := range numManagers {
-		if m == mgrStaging && !r.cfg.belt {
+		if m == mgrStaging && !r.opts.Belt {
 			continue
 		}
 		byMgr = append(byMgr, inspect.Series{Name: managerNames[m], Color: managerColors[m],
@@ -133,7 +133,7 @@ func (r *demoResult) writeReport(w io.Writer) error {
 		Headroom template.HTML
 		Maps     []mapSection
 		Markers  int
-	}{r.cfg.frames, r.cfg.seed, r.device, sum.String(), inspect.PageStyle, plotSecs, r.headroom(), maps, len(markers)})
+	}{r.opts.Frames, r.opts.Seed, r.device, sum.String(), inspect.PageStyle, plotSecs, r.headroom(), maps, len(markers)})
 }
 
 // managerColors are the managers' colors in the plot of gpumem's time:
@@ -167,7 +167,7 @@ func drawn(d *inspect.Dump) (*inspect.Dump, string) {
 // frameNote says what frame f did, for the heading of its map: the moves
 // the managers recorded (the plot's figure) and the allocations the map
 // stripes.
-func (r *demoResult) frameNote(f int, d *inspect.Dump) string {
+func (r *Run) frameNote(f int, d *inspect.Dump) string {
 	if f < 1 || f > len(r.records) {
 		return ""
 	}
@@ -188,7 +188,7 @@ func (r *demoResult) frameNote(f int, d *inspect.Dump) string {
 // headroom returns the table of the last frame's buffers against the
 // device's limits, with their usage flags, and what sharing slabs saves in
 // buffer binds.
-func (r *demoResult) headroom() template.HTML {
+func (r *Run) headroom() template.HTML {
 	lim := r.limits
 	type row struct {
 		Name, Usage, Size, OfMax, Binding, Layers string

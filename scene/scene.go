@@ -1,13 +1,3 @@
-// Package scene is the scene and the renderer that gpumem's examples share:
-// a few hundred textured meshes streaming in and out of a grid of tiles,
-// drawn by a small WebGPU renderer whose meshes live in gpumem's mesh slabs,
-// whose textures live in its bindless pages and whose per-frame constants
-// live in its ring. examples/offscreen renders it to a PNG, examples/window
-// to a window.
-//
-// Scene is the part without a GPU: which meshes and textures exist in which
-// frame, from a seed, so that two runs (and a reference rendering) agree.
-// Renderer is the part on the GPU; see renderer.go.
 package scene
 
 import (

@@ -1,4 +1,4 @@
-package main
+package scene
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 // sizes: in place); one Flush a frame places and uploads what was staged,
 // then a budgeted Sweep compacts the slabs.
 //
-// A Flush takes at most -flush-bytes of staged meshes
+// A Flush takes at most Options.FlushBytes of staged meshes
 // (mesh.Options.MaxFlushBytes), in the order they were staged; the rest
 // wait for the next frames' Flushes, so the first frames' burst of loading
 // spreads over frames instead of making a few Flushes of tens of MiB. A
@@ -29,7 +29,7 @@ import (
 // resident yet, or still holds its old data. Before the final check the
 // workload flushes until nothing is staged.
 //
-// With -belt the uploads go through a staging belt (mesh.Options.Belt),
+// With Options.Belt the uploads go through a staging belt (mesh.Options.Belt),
 // ended each frame with the frame's fence.
 //
 // The maps show the slabs as the allocator does (mesh.Allocator.Memory);
@@ -89,7 +89,7 @@ func (m *demoMesh) data() mesh.Mesh {
 type meshWorkload struct {
 	rb    *readbackWorkload
 	a     *mesh.Allocator
-	belt  *staging.Belt // with -belt
+	belt  *staging.Belt // with Options.Belt
 	dev   device.Device
 	scale int
 	// flushBytes bounds a Flush (mesh.Options.MaxFlushBytes; 0: none).
@@ -223,7 +223,7 @@ func (w *meshWorkload) settle() error {
 	return nil
 }
 
-// memory is the allocator's memory, and the belt's with -belt.
+// memory is the allocator's memory, and the belt's with Options.Belt.
 func (w *meshWorkload) memory() memory.Holder {
 	if w.belt == nil {
 		return w.a

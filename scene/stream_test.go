@@ -1,0 +1,256 @@
+package scene
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/device/host"
+)
+
+// streamTest streams the scene on a host device with o and returns the
+// run's summary and the run.
+func streamTest(t *testing.T, o Options) (string, *Run) {
+	t.Helper()
+	dev, err := host.New(host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Release()
+	run, err := Stream(dev, "host (pure Go)", o)
+	if err != nil {
+		t.Fatalf("Stream(%+v): %v", o, err)
+	}
+	var b strings.Builder
+	run.WriteSummary(&b)
+	return b.String(), run
+}
+
+// reportOf returns run's HTML report.
+func reportOf(t *testing.T, run *Run) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := run.WriteReport(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// numbers is the summary without what varies from run to run: timings
+// and the device.
+func numbers(summary string) string {
+	var keep []string
+	managers := false // in the table of gpumem's time by manager
+	for _, l := range strings.Split(summary, "\n") {
+		if managers && strings.HasPrefix(l, "  ") {
+			continue
+		}
+		managers = strings.HasPrefix(l, "gpumem's time per frame by manager")
+		switch {
+		case managers, strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"):
+			continue
+		case strings.HasPrefix(l, "gpumem demo:"):
+			l = regexp.MustCompile(`, on .*`).ReplaceAllString(l, "")
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// TestDemoScale runs the scene at scale 3: three times the meshes,
+// batches and textures resident, and gpumem's own time reported apart.
+func TestDemoScale(t *testing.T) {
+	one, _ := streamTest(t, Options{Seed: 1, Frames: 40, FlushBytes: DefaultFlushBytes})
+	three, _ := streamTest(t, Options{Seed: 1, Frames: 40, Scale: 3, FlushBytes: DefaultFlushBytes})
+	resident := func(out string) float64 {
+		m := regexp.MustCompile(`peak live allocations (\d+)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no peak live allocations in\n%s", out)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return float64(n)
+	}
+	if r := resident(three) / resident(one); r < 2.5 || r > 3.5 {
+		t.Errorf("scale 3 holds %.2f times the allocations of scale 1", r)
+	}
+	if !strings.Contains(three, ", scale 3, on host") || !strings.Contains(three, "in gpumem's calls") {
+		t.Errorf("summary at scale 3:\n%s", three)
+	}
+}
+
+// TestDemoFlushBytes bounds each mesh Flush well below what the scene
+// stages a frame: meshes wait staged over frames, their spot checks are
+// skipped, the run flushes the rest after the last frame, and every mesh
+// is read back intact. Unbounded, no frame ends with a mesh staged.
+func TestDemoFlushBytes(t *testing.T) {
+	staged := regexp.MustCompile(`each Flush takes (.*): (\d+) frames ended with meshes staged \((\d+) at most\), (\d+) spot checks skipped them; (\d+) Flushes after the last frame`)
+	parse := func(out string) (string, []int) {
+		m := staged.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no line of bounded Flushes in\n%s", out)
+		}
+		var n []int
+		for _, s := range m[2:] {
+			v, _ := strconv.Atoi(s)
+			n = append(n, v)
+		}
+		return m[1], n
+	}
+	out, _ := streamTest(t, Options{Seed: 1, Frames: 20, Scale: 3, FlushBytes: 64 << 10})
+	bound, n := parse(out)
+	if bound != "at most 64.0 KiB" || n[0] < 10 || n[1] < 20 || n[3] == 0 {
+		t.Errorf("bounded at 64 KiB: %q, %d frames ended with meshes staged (%d at most), %d checks skipped, %d Flushes after:\n%s",
+			bound, n[0], n[1], n[2], n[3], out)
+	}
+	if !strings.Contains(out, "every byte intact") {
+		t.Errorf("not every byte intact:\n%s", out)
+	}
+	out, _ = streamTest(t, Options{Seed: 1, Frames: 20, Scale: 3, FlushBytes: 0})
+	if bound, n := parse(out); bound != "unbounded" || n[0] != 0 || n[2] != 0 || n[3] != 0 {
+		t.Errorf("unbounded: %q, %v", bound, n)
+	}
+}
+
+// TestDemoManagerTimes checks the summary's table of gpumem's time by
+// manager, and the stopwatch that fills it: a call's time goes to its
+// manager, what the demo excludes comes out of that manager's too.
+func TestDemoManagerTimes(t *testing.T) {
+	var sw stopwatch
+	t0 := sw.start(mgrRing)
+	time.Sleep(2 * time.Millisecond)
+	sw.exclude(time.Millisecond)
+	sw.stop(t0)
+	t0 = sw.start(mgrMesh)
+	sw.stop(t0)
+	sw.exclude(time.Hour) // not in a call: nothing to take out
+	if sw.by[mgrRing] < time.Millisecond || sw.by[mgrRing]+sw.by[mgrMesh] != sw.d {
+		t.Errorf("stopwatch: %v in all, by manager %v", sw.d, sw.by)
+	}
+	for m, d := range sw.by {
+		if m != int(mgrRing) && m != int(mgrMesh) && d != 0 {
+			t.Errorf("%s: %v, timed nothing", managerNames[m], d)
+		}
+	}
+
+	out, run := streamTest(t, Options{Seed: 1, Frames: 20, FlushBytes: DefaultFlushBytes})
+	if !strings.Contains(out, "gpumem's time per frame by manager") {
+		t.Fatalf("no table of time by manager:\n%s", out)
+	}
+	var share float64
+	for _, m := range []string{"mesh", "meshlet", "bindless", "ring", "frame arena", "pool"} {
+		row := regexp.MustCompile(`(?m)^  +` + m + ` +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d+) ms +(\d+\.\d)%$`).FindStringSubmatch(out)
+		if row == nil {
+			t.Errorf("no row for %s:\n%s", m, out)
+			continue
+		}
+		med, _ := strconv.ParseFloat(row[1], 64)
+		p99, _ := strconv.ParseFloat(row[2], 64)
+		mx, _ := strconv.ParseFloat(row[3], 64)
+		if !(med <= p99 && p99 <= mx) {
+			t.Errorf("%s: median %v, p99 %v, max %v", m, med, p99, mx)
+		}
+		sh, _ := strconv.ParseFloat(row[7], 64)
+		share += sh
+	}
+	if share < 99.5 || share > 100.5 {
+		t.Errorf("the managers' shares sum to %.1f%%", share)
+	}
+	if strings.Contains(out, "  staging ") {
+		t.Errorf("a staging row without -belt:\n%s", out)
+	}
+	report := reportOf(t, run)
+	if !strings.Contains(report, "gpumem&#39;s time per frame (CPU) by manager") {
+		t.Error("report lacks the plot of gpumem's time by manager")
+	}
+}
+
+// TestDemoBelt runs the meshes and the constants through a staging belt:
+// its uploads are the Flushes' and the ring's writes, its time a row of
+// its own, every byte intact.
+func TestDemoBelt(t *testing.T) {
+	out, _ := streamTest(t, Options{Seed: 1, Frames: 20, Belt: true, FlushBytes: DefaultFlushBytes})
+	for _, want := range []string{"through a staging belt: ", "written through the meshes' staging belt", "  staging ", "every byte intact"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if regexp.MustCompile(`through a staging belt: 0 uploads`).MatchString(out) {
+		t.Errorf("nothing went through the belt:\n%s", out)
+	}
+}
+
+// unloadRow returns the figures of manager's row in the zone unload's
+// table: capacity/reserved, capacity/occupied, before and at the unload,
+// and the two "from" columns.
+func unloadRow(t *testing.T, out, manager string) (ratios [4]float64, from [2]string) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^  ` + manager + ` .*? ([\d.]+)x +([\d.]+)x +([\d.]+)x +([\d.]+)x +(never|frame \d+ \(\+\d+\)) +(never|frame \d+ \(\+\d+\))$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no row of %s in the zone unload's table:\n%s", manager, out)
+	}
+	for i := range ratios {
+		ratios[i], _ = strconv.ParseFloat(m[1+i], 64)
+	}
+	return ratios, [2]string{m[5], m[6]}
+}
+
+// TestDemoUnload runs 60 frames of streaming and 150 of a zone unload on
+// the host: most of what was loaded unloads at frame 61, the mesh slabs
+// and meshlet arenas shrink to within a few percent of what their data
+// occupies (from four times it and more), the texture pages hold at most
+// 1.15 times their textures from the unload's first frame (Compact moves
+// the textures left down and the handles the demo holds follow), and
+// everything left reads back intact.
+func TestDemoUnload(t *testing.T) {
+	out, _ := streamTest(t, Options{Frames: 60, Unload: 150, Seed: 7, FlushBytes: DefaultFlushBytes})
+	for _, want := range []string{"gpumem demo: 60 frames, seed 7, then 150 of a zone unload, on host",
+		"zone unload at frame 61: the camera stops, 3 of the zones in view unload (70 of 109 meshes, batches and textures)",
+		"150 frames after, with shrinking on", "every byte intact"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	meshes, _ := unloadRow(t, out, "meshes")
+	meshlets, from := unloadRow(t, out, "meshlets")
+	t.Logf("capacity/occupied: meshes %.2fx at the unload, %.2fx 150 frames after; meshlets %.2fx, %.2fx (%.2fx of reserved from %s)",
+		meshes[3], meshes[1], meshlets[3], meshlets[1], meshlets[0], from[1])
+	if meshes[3] < 3 || meshes[1] > 1.2 || meshlets[3] < 3 || meshlets[1] > 1.2 || meshlets[0] > 1.15 || from[1] == "never" {
+		t.Errorf("the slabs and arenas did not shrink as they should: meshes %v, meshlets %v, %v", meshes, meshlets, from)
+	}
+	textures, tfrom := unloadRow(t, out, "textures")
+	t.Logf("textures: capacity/occupied %.2fx before the unload, %.2fx after (from %s)", textures[2], textures[1], tfrom[0])
+	if m := regexp.MustCompile(`; ([1-9]\d*) textures moved, `).FindString(out); textures[1] > 1.15 || textures[0] > 1.15 || tfrom[0] != "frame 61 (+0)" || m == "" {
+		t.Errorf("the texture pages were not compacted: %v, %v", textures, tfrom)
+	}
+	// The same seed gives the same figures.
+	again, _ := streamTest(t, Options{Frames: 60, Unload: 150, Seed: 7, FlushBytes: DefaultFlushBytes})
+	if numbers(out) != numbers(again) {
+		t.Errorf("same seed, different numbers:\n%s\n---\n%s", numbers(out), numbers(again))
+	}
+}
+
+// TestDemoBudget runs 60 frames under a budget of 9 MiB, which the scene
+// reaches: the other managers give memory back (reclaims) and the run
+// completes with every byte intact; the summary, the report and the dump
+// show usage against the limit.
+func TestDemoBudget(t *testing.T) {
+	out, run := streamTest(t, Options{Frames: 60, Seed: 7, Budget: 9 << 20, FlushBytes: DefaultFlushBytes})
+	m := regexp.MustCompile(`Budget: ([\d.]+ \w+) of 9\.0 MiB in use .*; pool .*, ring .*, meshes .*, meshlets .*, textures .*; (\d+) requests refused, (\d+) reclaims gave back ([\d.]+ \w+)\.`).FindStringSubmatch(out)
+	if m == nil || m[3] == "0" || !strings.Contains(out, ", budget 9.0 MiB, on host") || !strings.Contains(out, "every byte intact") {
+		t.Fatalf("summary without the budget's reclaims:\n%s", out)
+	}
+	t.Logf("in use %s, %s refused, %s reclaims gave back %s", m[1], m[2], m[3], m[4])
+	report := reportOf(t, run)
+	if r := report; !strings.Contains(r, "Budget: the managers&#39; usage against the limit of 9.0 MiB") && !strings.Contains(r, "Budget: the managers' usage against the limit of 9.0 MiB") {
+		t.Error("report lacks the budget plot")
+	} else if strings.Count(r, "Budget: ") < 3 {
+		t.Error("report's maps lack the budget line")
+	}
+	d := run.Last()
+	if d.Budget == nil || d.Budget.Limit != 9<<20 || len(d.Budget.Accounts) != 5 || d.Budget.Reclaims == 0 {
+		t.Fatalf("dump's budget: %+v", d.Budget)
+	}
+}
