@@ -1,6 +1,6 @@
 module github.com/gpumem/gpumem
 
-go 1.26
+go 1.25
 
 require github.com/oliverbestmann/webgpu v1.33.5-0.20260523154840-fa113c1fb662
 
