@@ -154,6 +154,15 @@ type frameState struct {
 	noLoads, shrinkPages bool
 }
 
+// loads returns how many items a workload that streams in perFrame items
+// a frame at scale 1 may stream in this frame: none in the zone unload.
+func (f *frameState) loads(perFrame int) int {
+	if f.noLoads {
+		return 0
+	}
+	return perFrame * f.scale
+}
+
 // manager names one of gpumem's managers whose calls the demo times
 // apart: the summary and the report break gpumem's time down by them.
 type manager int

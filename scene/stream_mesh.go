@@ -1,7 +1,6 @@
 package scene
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -60,13 +59,6 @@ type demoMesh struct {
 	verts  int
 	idx    int
 	tags   [2]uint32 // content of the vertex and index arrays
-}
-
-func (m *demoMesh) layout(k mesh.Kind) mesh.Layout {
-	if k == mesh.Vertices {
-		return mesh.VertexLayout(m.stride)
-	}
-	return mesh.IndexLayout(m.format)
 }
 
 // data returns the mesh's arrays as written: vertices of word-hash bytes,
@@ -271,10 +263,7 @@ func (w *meshWorkload) frame(f *frameState) error {
 	}
 	// Stream in, nearest zones first (in zone order, which is
 	// deterministic).
-	budget := meshLoads * w.scale
-	if f.noLoads {
-		budget = 0
-	}
+	budget := f.loads(meshLoads)
 	for z := range demoZones {
 		zn := &w.zones[z]
 		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.specs) {
@@ -433,40 +422,14 @@ func (w *meshWorkload) check(rng *rand.Rand, n int) (int, error) {
 	return c, nil
 }
 
-// checkOne reads a mesh's ranges back, whole slots: its arrays as written,
-// then zeros to the end of the last slot, whatever the place held before.
+// checkOne reads a mesh's arrays back through the pool (see checkMesh).
 func (w *meshWorkload) checkOne(m *demoMesh) error {
 	if w.a.Staged(m.h) {
 		return fmt.Errorf("%s: still staged, no Flush took it", m.name)
 	}
-	v, i, err := w.a.Slices(m.h)
-	if err != nil {
-		return fmt.Errorf("%s: %w", m.name, err)
-	}
 	want := m.data()
-	for k, s := range [2]mesh.Slice{v, i} {
-		l := m.layout(mesh.Kind(k))
-		arr := [2][]byte{want.Vertices, want.Indices}[k]
-		got := make([]byte, uint64(l.Slots(s.Len()))*uint64(l.SlotBytes()))
-		// Located again once the read-back buffer is leased: see readAt.
-		locate := func() (device.Buffer, uint64, error) {
-			v, i, err := w.a.Slices(m.h)
-			s = [2]mesh.Slice{v, i}[k]
-			return s.Buffer, uint64(s.Start) * uint64(l.ElemBytes), err
-		}
-		if err := w.rb.readAt(locate, got); err != nil {
-			return fmt.Errorf("%s: read back %v: %w", m.name, l, err)
-		}
-		if !bytes.Equal(got[:len(arr)], arr) {
-			j := 0
-			for got[j] == arr[j] {
-				j++
-			}
-			return fmt.Errorf("%s %v at %d: byte %d is %#x, wrote %#x: data lost", m.name, l, s.Start, j, got[j], arr[j])
-		}
-		if pad := got[len(arr):]; slices.ContainsFunc(pad, func(b byte) bool { return b != 0 }) {
-			return fmt.Errorf("%s %v: padding % x of its last slot is not zeros", m.name, l, pad)
-		}
+	if err := checkMesh(w.a, m.h, &want, w.rb.readAt); err != nil {
+		return fmt.Errorf("%s: %w", m.name, err)
 	}
 	return nil
 }

@@ -101,10 +101,7 @@ func (w *meshletWorkload) frame(f *frameState) error {
 			zn.loaded = zn.loaded[:0]
 		}
 	}
-	budget := 3 * w.scale
-	if f.noLoads {
-		budget = 0
-	}
+	budget := f.loads(3)
 	// The frame's batches go up in one AddBatches call.
 	loads, batches := w.loads[:0], w.batches[:0]
 	for z := range demoZones {

@@ -145,6 +145,19 @@ func (l *frameLog) end(fence uint64) error {
 	return err
 }
 
+// endWith ends the manager's frame with fence through endFrame (a call
+// into manager m, timed as its), then closes the open frame.
+func (l *frameLog) endWith(f *frameState, fence uint64, m manager, what string, endFrame func(uint64) error) error {
+	l.dev.last = fence
+	t := f.gpumem.start(m)
+	err := endFrame(fence)
+	f.gpumem.stop(t)
+	if err != nil {
+		return fmt.Errorf("%s end frame: %w", what, err)
+	}
+	return l.end(fence)
+}
+
 // check reads back n blocks of the frames in flight (every one when n <
 // 0): their bytes must not have been handed out again.
 func (l *frameLog) check(rng *rand.Rand, n int) (int, error) {
@@ -226,14 +239,7 @@ func (w *constantsWorkload) write(f *frameState, what string, n int) error {
 }
 
 func (w *constantsWorkload) endFrame(f *frameState, fence uint64) error {
-	w.dev.last = fence
-	t := f.gpumem.start(mgrRing)
-	err := w.r.EndFrame(fence)
-	f.gpumem.stop(t)
-	if err != nil {
-		return fmt.Errorf("ring end frame: %w", err)
-	}
-	return w.end(fence)
+	return w.endWith(f, fence, mgrRing, "ring", w.r.EndFrame)
 }
 
 func (w *constantsWorkload) notes() []string {

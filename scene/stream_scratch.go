@@ -86,14 +86,7 @@ func (w *scratchWorkload) write(f *frameState, name string, n int) error {
 }
 
 func (w *scratchWorkload) endFrame(f *frameState, fence uint64) error {
-	w.dev.last = fence
-	t := f.gpumem.start(mgrFrame)
-	err := w.a.EndFrame(fence)
-	f.gpumem.stop(t)
-	if err != nil {
-		return fmt.Errorf("scratch end frame: %w", err)
-	}
-	return w.end(fence)
+	return w.endWith(f, fence, mgrFrame, "scratch", w.a.EndFrame)
 }
 
 func (w *scratchWorkload) notes() []string {

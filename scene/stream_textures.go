@@ -110,10 +110,7 @@ func (w *textureWorkload) frame(f *frameState) error {
 			zn.loaded = zn.loaded[:0]
 		}
 	}
-	budget := textureLoads * w.scale
-	if f.noLoads {
-		budget = 0
-	}
+	budget := f.loads(textureLoads)
 	for z := range demoZones {
 		zn := &w.zones[z]
 		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.sizes) {

@@ -184,6 +184,10 @@ func render(wd *wgpu.Device, cfg config) (*image.RGBA, scene.Stats, error) {
 			return nil, scene.Stats{}, fmt.Errorf("frame %d: %w", frame+1, err)
 		}
 	}
+	// Every mesh read back from where gpumem moved it: no byte lost.
+	if err := r.CheckMeshes(); err != nil {
+		return nil, scene.Stats{}, err
+	}
 	img, err := readPixels(wd, target, cfg.width, cfg.height)
 	return img, r.Stats(), err
 }
