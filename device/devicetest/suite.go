@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"Multisampled", testMultisampled},
 		{"Fences", testFences},
 		{"FenceAfterRelease", testFenceAfterRelease},
+		{"Timer", testTimer},
 		{"Release", testRelease},
 		{"ForeignAndNil", testForeignAndNil},
 	} {

@@ -78,6 +78,13 @@
 //
 // `gpumem devbench` measures move throughput on a real GPU.
 //
+// GPU time: where the adapter offers timestamp queries and writing them
+// between passes (wgpu.FeatureNameTimestampQuery and
+// wgpu.NativeFeatureTimestampQueryInsideEncoders: Vulkan, DX12, Metal,
+// lavapipe included), New requests both and Device.Timer returns a
+// device.Timer. A wrapped device has one only if its owner requested
+// both features. In the browser there is none.
+//
 // # Caveats
 //
 // Every call is validated before anything reaches wgpu-native, and returns

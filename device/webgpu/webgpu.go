@@ -197,6 +197,9 @@ type Device struct {
 	scratch   *wgpu.Buffer
 	// scratchSize is the size of scratch in bytes, 0 when there is none.
 	scratchSize uint64
+	// timer writes GPU timestamps; nil where the device cannot (see
+	// Timer).
+	timer *timer
 }
 
 var _ device.Device = (*Device)(nil)
@@ -236,7 +239,12 @@ func New(opts Options) (*Device, error) {
 		wl := adapter.GetLimits()
 		required = &wl
 	}
-	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{Label: opts.Label, RequiredLimits: required})
+	// Features: timestamps where the adapter has them (timer_native.go).
+	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{
+		Label:            opts.Label,
+		RequiredFeatures: timestampFeatures(adapter),
+		RequiredLimits:   required,
+	})
 	if err != nil || dev == nil {
 		adapter.Release()
 		instance.Release()
@@ -339,6 +347,7 @@ func (d *Device) encoder() (*wgpu.CommandEncoder, error) {
 func (d *Device) flush() error {
 	if d.enc == nil || !d.encUsed {
 		if d.enc != nil {
+			d.timer.abandon()
 			d.enc.Release()
 			d.enc = nil
 		}
@@ -352,21 +361,32 @@ func (d *Device) flush() error {
 	enc := d.enc
 	d.enc = nil
 	d.queued = false
+	if err := d.timer.finish(enc); err != nil {
+		d.timer.abandon()
+		enc.Release()
+		return err
+	}
 	cb, err := enc.TryFinish(nil)
 	enc.Release()
 	if err != nil {
+		d.timer.abandon()
 		return d.fail("finish commands", err)
 	}
 	if err := d.unmapCopied(); err != nil {
+		d.timer.abandon()
 		cb.Release()
 		return err
 	}
 	if err := d.stage.unmap(d); err != nil {
+		d.timer.abandon()
 		cb.Release()
 		return err
 	}
 	d.submit(cb)
 	cb.Release()
+	if err := d.timer.submitted(); err != nil {
+		return err
+	}
 	return d.stage.submitted(d)
 }
 
@@ -504,6 +524,8 @@ func (d *Device) Release() {
 	}
 	d.dead = nil
 	d.stage.release()
+	d.timer.release()
+	d.timer = nil
 	d.kernels.release()
 	d.kernels = nil
 	if d.enc != nil {

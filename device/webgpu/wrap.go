@@ -64,6 +64,7 @@ func attach(dev *wgpu.Device, opts Options) (*Device, error) {
 		d.noCompute = true
 	}
 	d.fences.init(d)
+	d.timer = newTimer(d)
 	return d, nil
 }
 
