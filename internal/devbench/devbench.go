@@ -9,6 +9,12 @@
 // own (a trip through scratch) are not counted: the number says how fast the caller's data
 // moves. Recording time is the CPU time of the Move or CopyBuffer call
 // itself: validation, planning, writing the table, encoding.
+//
+// Where the device has a GPU timer (device.Timer), each submit's batches
+// are also bracketed by two timestamps: Kernel is the GPU's own time for
+// the work, without the submit, the wake-up of the waiting CPU and the
+// queue's idle time, which the wall-clock GPU time includes. Where the
+// two disagree, the difference is the harness's, not the kernels'.
 package devbench
 
 import (
@@ -54,6 +60,10 @@ type Result struct {
 	GPU time.Duration
 	// Batches is the number of batches per submit.
 	Batches int
+	// Kernel is the GPU time of one batch from timestamps: from one
+	// written before the submit's first batch to one after its last,
+	// divided by Batches. It is 0 where the device has no timer.
+	Kernel time.Duration
 }
 
 // benchTarget is how long the batches of one submit should run on the
@@ -67,6 +77,15 @@ func (r Result) GBps() float64 {
 		return 0
 	}
 	return float64(r.Bytes) / r.GPU.Seconds() / 1e9
+}
+
+// KernelGBps is the throughput over the timestamps' GPU time (Kernel),
+// in GB/s; 0 where the device has no timer.
+func (r Result) KernelGBps() float64 {
+	if r.Kernel <= 0 {
+		return 0
+	}
+	return float64(r.Bytes) / r.Kernel.Seconds() / 1e9
 }
 
 // RecordPerMove is the recording time per move.
@@ -172,8 +191,20 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 	// whole batch on a fast GPU: record enough batches back to back that
 	// they run for about benchTarget, and divide.
 	res.Batches = int(min(max(benchTarget/max(one, time.Microsecond), 1), 64))
+	tm, timed := d.Timer()
 	var records, gpus []time.Duration
+	var spans []device.Span
 	for range iters {
+		var span device.Span
+		if timed {
+			// Stamped before t0: the stamp's own recording is not the
+			// batch's.
+			s, err := tm.Stamp()
+			if err != nil {
+				return res, err
+			}
+			span.Begin = s
+		}
 		t0 := time.Now()
 		for range res.Batches {
 			if err := run(); err != nil {
@@ -181,14 +212,35 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 			}
 		}
 		t1 := time.Now()
+		if timed {
+			s, err := tm.Stamp()
+			if err != nil {
+				return res, err
+			}
+			span.End = s
+			spans = append(spans, span)
+		}
+		tw := time.Now()
 		if err := d.Wait(); err != nil {
 			return res, err
 		}
 		t2 := time.Now()
 		records = append(records, t1.Sub(t0)/time.Duration(res.Batches))
-		gpus = append(gpus, t2.Sub(t1)/time.Duration(res.Batches))
+		gpus = append(gpus, t2.Sub(tw)/time.Duration(res.Batches))
 	}
 	res.Record, res.GPU = median(records), median(gpus)
+	var kernels []time.Duration
+	for _, s := range spans {
+		// After Wait every stamp reads (device.Timer's contract).
+		k, ok, err := device.Elapsed(tm, s)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			kernels = append(kernels, k/time.Duration(res.Batches))
+		}
+	}
+	res.Kernel = median(kernels)
 	return res, nil
 }
 
