@@ -40,7 +40,7 @@ func BenchmarkFromArena(b *testing.B) {
 			owner := func(arena.Region) memory.Owner { return memory.Owner{Kind: "vertex"} }
 			b.ReportAllocs()
 			for b.Loop() {
-				memory.FromArena("a", a, owner)
+				a.Snapshot("a", owner)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/allocation")
 		})
@@ -49,7 +49,7 @@ func BenchmarkFromArena(b *testing.B) {
 
 func BenchmarkRender(b *testing.B) {
 	a := bigArena(b, 10000)
-	d := inspect.New("host", "bench", memory.FromArena("a", a, nil))
+	d := inspect.New("host", "bench", a.Snapshot("a", nil))
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, *inspect.Dump) error

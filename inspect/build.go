@@ -7,7 +7,7 @@ import (
 // Snapshot returns a dump of every buffer the holders hold, in the order
 // given: the one call that maps a program's memory. Every gpumem manager
 // is a memory.Holder (mesh.Allocator, meshlet.Manager, bindless.Registry,
-// ring.Buffer, ring.Frame, staging.Belt, pool.Pool; memory.Arena makes
+// ring.Buffer, ring.Frame, staging.Belt, pool.Pool; arena.Arena.Holder makes
 // one of an arena.Arena). device says what the memory is on, in words; label what
 // the dump is of ("frame 300"). Allocations are named by their holders
 // (handles, source ids): Rename gives them the program's own names.

@@ -17,7 +17,7 @@
 // kind and name, and free regions. Rename gives allocations the program's
 // own names (managers name them by handle or source id); MarkMoved marks
 // what moved since an earlier snapshot (striped on the maps). New makes a
-// Dump of buffers built by hand (memory.NewBuffer, memory.FromArena).
+// Dump of buffers built by hand (memory.NewBuffer, arena.Arena.Snapshot).
 
 // WriteSVG, WriteHTML and WritePNG draw a dump's memory map: a bar per
 // buffer, or for a texture array (Buffer.Layers) a grid of its layers.

@@ -47,7 +47,7 @@ func sample(t testing.TB) inspect.Dump {
 		}
 	}
 	owner := func(r arena.Region) memory.Owner { return memory.Owner{Kind: "vertex", Name: names[r.Handle]} }
-	vb := memory.FromArena("meshes/vertex", a, owner)
+	vb := a.Snapshot("meshes/vertex", owner)
 	for i := range vb.Regions {
 		if vb.Regions[i].Name == "mesh7" {
 			vb.Regions[i].State = memory.StateMoving

@@ -54,9 +54,9 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// An arena is a Holder through memory.Arena; its allocations are named
-// from their owner tags.
-func ExampleArena() {
+// An arena is a Holder through its Holder method; its allocations are
+// named from their owner tags.
+func ExampleHolder_arena() {
 	dev, _ := host.New(host.Options{})
 	defer dev.Release()
 	a, _ := arena.New(dev, arena.Options{Label: "particles", ElemSize: 16, InitialElems: 64})
@@ -66,7 +66,7 @@ func ExampleArena() {
 	a.AllocateOwned(5, 9)
 	a.Free(b)
 
-	h := memory.Arena("particles", a, func(r arena.Region) memory.Owner {
+	h := a.Holder("particles", func(r arena.Region) memory.Owner {
 		return memory.Owner{Kind: "particles", Name: fmt.Sprintf("emitter %d", r.Owner)}
 	})
 	for _, b := range h.Memory() {

@@ -10,7 +10,7 @@
 // buffers of their own), meshlet.Manager (its two arenas),
 // bindless.Registry (its texture pages), ring.Buffer and ring.Frame (the
 // frames in flight), pool.Pool (its buffers, leased or idle); an
-// arena.Arena becomes one through Arena. Package inspect turns any set of
+// arena.Arena becomes one through its Holder method. Package inspect turns any set of
 // holders into a dump in one call (inspect.Snapshot), draws its memory
 // maps and writes it as JSON.
 //
@@ -33,12 +33,25 @@
 //
 // # Building a Buffer
 //
-// FromArena converts an arena's regions and statistics, naming each
-// allocation from its arena.Region (its owner tag); NewBuffer builds one
-// from the live regions of a manager that keeps its own records (the gaps
-// become free regions), and Block one of a buffer filled from its start.
+// arena.Arena's Snapshot converts an arena's regions and statistics,
+// naming each allocation from its arena.Region (its owner tag); NewBuffer
+// builds one from the live regions of a manager that keeps its own
+// records (the gaps become free regions), and Block one of a buffer
+// filled from its start.
 // Each measures the Stats from the regions; WithHistory adds the history
 // only the manager knows.
+//
+// # What changed
+//
+// Every manager (arena.Arena, mesh.Allocator, meshlet.Manager,
+// bindless.Registry, ring.Buffer) reports what changed since its
+// consumer last asked in one shape, Change, through one method,
+// Changes(dst []Change) []Change: allocations moved, buffers replaced,
+// buffers and pages released. Change states the rules once (coalescing,
+// the bound, how long an old buffer stays valid); ChangeLog keeps them
+// for a manager. A renderer rebinds and rewrites draw data only when told.
+// Callbacks remain only inside gpumem (arena.Options.OnMove, the hook the
+// managers built on arenas translate).
 //
 // # Caveats
 //

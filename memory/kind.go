@@ -13,7 +13,7 @@ type Kind uint8
 // their name in inspect's JSON dump.
 const (
 	Other        Kind = iota // "": built by hand, or by a holder outside gpumem
-	ArenaBuffer              // "arena": an arena.Arena shown through Arena or FromArena
+	ArenaBuffer              // "arena": an arena.Arena shown through its Holder or Snapshot
 	VertexSlab               // "vertex slab": mesh.Allocator's slab of vertex arrays of one stride
 	IndexSlab                // "index slab": mesh.Allocator's slab of index arrays of one format
 	VertexBuffer             // "vertex buffer": one mesh's vertex array in a buffer of its own

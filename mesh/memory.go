@@ -26,7 +26,7 @@ func (a *Allocator) Memory() []memory.Buffer {
 		st := sl.ar.Stats()
 		b := memory.Buffer{Name: a.set.label(fmt.Sprintf("slab of %v #%d", sl.layout, sl.seq)), Kind: bufferKind(sl.layout.Kind, memory.VertexSlab, memory.IndexSlab),
 			ElemBytes: sl.layout.ElemBytes, CapacityBytes: uint64(st.CapacityElems) * sb,
-			Usage: sl.ar.Buffer().Desc().Usage, Stats: memory.ArenaHistory(st),
+			Usage: sl.ar.Buffer().Desc().Usage, Stats: st.History(),
 			Regions: make([]memory.Region, 0, 2*st.Allocations+1)}
 		for r := range sl.ar.Regions() {
 			reg := memory.Region{Offset: uint64(r.Offset) * sb, Size: uint64(r.Size) * sb, State: memory.StateFree}

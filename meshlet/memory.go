@@ -22,8 +22,8 @@ func (m *Manager) Memory() []memory.Buffer {
 			return memory.Owner{Kind: kind, Name: m.batches[r.Owner].h.String()}
 		}
 	}
-	data := memory.FromArena(m.opts.Data.Label, m.data, owner("meshlet-data"))
-	rows := memory.FromArena(m.opts.Rows.Label, m.rows, owner("meshlet-rows"))
+	data := m.data.Snapshot(m.opts.Data.Label, owner("meshlet-data"))
+	rows := m.rows.Snapshot(m.opts.Rows.Label, owner("meshlet-rows"))
 	data.Kind, rows.Kind = memory.MeshletArena, memory.MeshletArena
 	return []memory.Buffer{data, rows}
 }

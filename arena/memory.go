@@ -1,0 +1,60 @@
+package arena
+
+import (
+	"strconv"
+
+	"github.com/gpumem/gpumem/memory"
+)
+
+// Snapshot returns the arena as a memory.Buffer of kind
+// memory.ArenaBuffer named name: its regions (converted to bytes with its
+// element size), usage and statistics, history included. owner names the
+// owner of each live region (its Owner tag says whose it is); nil gives
+// region kind "arena" and the tag in decimal as the name. A manager built
+// on arenas sets its own Kind. O(regions); it allocates the regions.
+func (a *Arena) Snapshot(name string, owner func(Region) memory.Owner) memory.Buffer {
+	st := a.Stats()
+	e := uint64(a.ElemSize())
+	b := memory.Buffer{Name: name, Kind: memory.ArenaBuffer, ElemBytes: a.ElemSize(),
+		CapacityBytes: uint64(st.CapacityElems) * e, Stats: st.History()}
+	if buf := a.Buffer(); buf != nil {
+		b.Usage = buf.Desc().Usage
+	}
+	b.Regions = make([]memory.Region, 0, 2*st.Allocations+1)
+	for r := range a.Regions() {
+		reg := memory.Region{Offset: uint64(r.Offset) * e, Size: uint64(r.Size) * e, State: memory.StateFree}
+		if r.Used() {
+			o := memory.Owner{Kind: "arena", Name: strconv.FormatUint(r.Owner, 10)}
+			if owner != nil {
+				o = owner(r)
+			}
+			reg.Used, reg.State, reg.Kind, reg.Name = uint64(r.Elems)*e, memory.StateUsed, o.Kind, o.Name
+		}
+		b.Regions = append(b.Regions, reg)
+	}
+	b.Measure()
+	return b
+}
+
+// Holder returns a memory.Holder that shows the arena as one Buffer:
+// Snapshot(name, owner).
+func (a *Arena) Holder(name string, owner func(Region) memory.Owner) memory.Holder {
+	return holder{name, a, owner}
+}
+
+// holder is Holder's memory.Holder.
+type holder struct {
+	name  string
+	a     *Arena
+	owner func(Region) memory.Owner
+}
+
+// Memory returns the arena's Snapshot.
+func (h holder) Memory() []memory.Buffer { return []memory.Buffer{h.a.Snapshot(h.name, h.owner)} }
+
+// History returns the history counters of s as memory.Stats, for
+// memory.Buffer.WithHistory. O(1).
+func (s Stats) History() memory.Stats {
+	return memory.Stats{History: true, Growths: s.Growths, Moves: s.Moves, BytesMoved: s.BytesMoved, BytesCopied: s.BytesCopied,
+		SweepsCompleted: s.SweepsCompleted, FullCompactions: s.FullCompactions}
+}

@@ -1,0 +1,245 @@
+package memory
+
+import (
+	"strconv"
+
+	"github.com/gpumem/gpumem/device"
+)
+
+// ChangeKind is what a Change says happened.
+type ChangeKind uint8
+
+// The kinds of change.
+const (
+	// Moved: one allocation of Owner (its Part) moved: its bytes were at
+	// FromBytes in Old and are at ToBytes in Buffer, SizeBytes of them
+	// (a texture: from layer FromLayer of OldTexture to ToLayer of
+	// Texture). Sweeps and compactions move allocations.
+	Moved ChangeKind = iota + 1
+	// Replaced: the buffer Old (or texture array OldTexture) was replaced
+	// by Buffer (Texture), offsets and layers kept: growth, a shrink, a
+	// trim. Rebuild what binds Old. Old is released as Released says.
+	Replaced
+	// Released: the buffer Old (or texture array OldTexture) was released
+	// without a replacement: a slab, page or block given back.
+	Released
+	// Overflowed: more changes happened than the pending list holds
+	// (MaxPendingChanges) and the list was dropped: treat every buffer,
+	// texture and placement of the manager as changed, and read them
+	// again. Nothing more is recorded until the next Changes call.
+	Overflowed
+)
+
+// String returns the kind's name ("moved").
+func (k ChangeKind) String() string {
+	switch k {
+	case Moved:
+		return "moved"
+	case Replaced:
+		return "replaced"
+	case Released:
+		return "released"
+	case Overflowed:
+		return "overflowed"
+	}
+	return "ChangeKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Change is one thing that changed in a manager's memory since its
+// consumer last asked: an allocation moved, a buffer replaced, a buffer
+// released. Every manager reports changes in this one shape, through a
+// method of one signature:
+//
+//	Changes(dst []memory.Change) []memory.Change
+//
+// which appends everything that changed since its previous call, in the
+// order it happened, and forgets it. The rules every manager keeps:
+//
+//   - Coalesced: one Moved per allocation (the place the consumer last
+//     knew, the place now), one Replaced per buffer (the buffer the
+//     consumer last knew, the one now); a buffer replaced and then
+//     released between two calls is one Released of the first. An
+//     allocation freed before the call is not reported.
+//   - Bounded: at most MaxPendingChanges are kept; past that the list is
+//     dropped for one Overflowed. A consumer that never asks holds at
+//     most that much.
+//   - Lifetime: a released or replaced Old stays valid, contents intact,
+//     until a fence marked after its release completes (see
+//     device/webgpu's "Old buffers and textures"): a frame that ends with
+//     a Fence may still draw from it.
+//   - Cost: O(changes); no allocation when dst has room.
+//
+// What is not a change: a new allocation (its manager's lookup says where
+// it is), a new buffer (met through a placement), a write.
+//
+// Units: offsets and sizes in bytes, layers in layers.
+type Change struct {
+	Kind ChangeKind
+	// Owner names who moved, in the manager's terms (its handle, packed;
+	// see the manager's Changes). 0 for Replaced and Released.
+	Owner uint64
+	// Part is which of the owner's allocations moved, in the manager's
+	// terms (mesh: vertex or index array; meshlet: data or rows).
+	Part uint8
+	// Old and Buffer: the buffer before and now.
+	Old, Buffer device.Buffer
+	// OldTexture and Texture: the texture array before and now.
+	OldTexture, Texture device.Texture
+	// FromBytes, ToBytes and SizeBytes: a Moved allocation's offset
+	// before and now, and its size, in bytes.
+	FromBytes, ToBytes, SizeBytes uint64
+	// FromLayer and ToLayer: a Moved texture's layer before and now.
+	FromLayer, ToLayer uint32
+}
+
+// MaxPendingChanges bounds a manager's pending list: past it the list
+// becomes one Overflowed change. 4096 changes are about 450 KiB; a
+// consumer that asks every frame meets the bound only when most of its
+// allocations moved at once, which costs it a full rebind anyway.
+const MaxPendingChanges = 4096
+
+// ChangeLog is the pending list of a manager's changes, coalesced and
+// bounded as Change says. Managers embed one and give their Changes
+// method its Take. The zero ChangeLog is empty and ready.
+//
+// A ChangeLog is not safe for concurrent use.
+type ChangeLog struct {
+	list []Change
+	// moved maps a coalescing key (the manager's name for an allocation)
+	// to its Moved entry in list; an entry of another key there is stale.
+	moved map[uint64]int32
+	keys  []uint64 // by list index: the key of a Moved entry
+	// buffers lists the indices in list of Replaced entries.
+	buffers []int32
+	over    bool
+}
+
+// Len returns the number of pending changes. O(1).
+func (l *ChangeLog) Len() int { return len(l.list) }
+
+// full reports whether nothing more is recorded, and turns the list into
+// one Overflowed change when it just reached the bound.
+func (l *ChangeLog) full() bool {
+	if l.over {
+		return true
+	}
+	if len(l.list) < MaxPendingChanges {
+		return false
+	}
+	l.reset()
+	l.over = true
+	l.list = append(l.list, Change{Kind: Overflowed})
+	l.keys = append(l.keys, 0)
+	return true
+}
+
+// reset empties the list in O(entries): it deletes the keys it filed
+// rather than clearing the map, whose cost is its peak size.
+func (l *ChangeLog) reset() {
+	for _, k := range l.keys {
+		delete(l.moved, k)
+	}
+	clear(l.list) // drop the buffers it names
+	l.list, l.keys, l.buffers = l.list[:0], l.keys[:0], l.buffers[:0]
+}
+
+// Moved records that allocation key moved from fromBytes in old to
+// toBytes in buf. key is the manager's coalescing name for the
+// allocation (unique among its live ones); c's Owner and Part are
+// reported. An earlier pending move of key keeps its From. O(1);
+// allocates only to grow the list.
+func (l *ChangeLog) Moved(key uint64, c Change) {
+	c.Kind = Moved
+	if i, ok := l.moved[key]; ok && int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved {
+		e := &l.list[i]
+		e.Owner, e.Part, e.Buffer, e.ToBytes, e.Texture, e.ToLayer, e.SizeBytes = c.Owner, c.Part, c.Buffer, c.ToBytes, c.Texture, c.ToLayer, c.SizeBytes
+		return
+	}
+	if l.full() {
+		return
+	}
+	if l.moved == nil {
+		l.moved = make(map[uint64]int32)
+	}
+	l.moved[key] = int32(len(l.list))
+	l.list = append(l.list, c)
+	l.keys = append(l.keys, key)
+}
+
+// Forget drops the pending move of allocation key, freed: its consumer
+// has nothing to move. O(1).
+func (l *ChangeLog) Forget(key uint64) {
+	if i, ok := l.moved[key]; ok {
+		delete(l.moved, key)
+		if int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved {
+			l.list[i].Kind = 0 // skipped by Take
+		}
+	}
+}
+
+// Replaced records that buffer old (or texture array oldTex) was
+// replaced by buf (tex), offsets kept. A pending replacement whose new
+// buffer is old becomes old's replacement, and pending moves into old
+// now name buf. O(pending replacements + moves into old).
+func (l *ChangeLog) Replaced(old, buf device.Buffer, oldTex, tex device.Texture) {
+	if l.over {
+		return
+	}
+	for i := range l.list {
+		if e := &l.list[i]; e.Kind == Moved && sameBuffer(e.Buffer, old, e.Texture, oldTex) {
+			e.Buffer, e.Texture = buf, tex
+		}
+	}
+	for _, i := range l.buffers {
+		if e := &l.list[i]; e.Kind == Replaced && sameBuffer(e.Buffer, old, e.Texture, oldTex) {
+			e.Buffer, e.Texture = buf, tex
+			return
+		}
+	}
+	if l.full() {
+		return
+	}
+	l.buffers = append(l.buffers, int32(len(l.list)))
+	l.list = append(l.list, Change{Kind: Replaced, Old: old, Buffer: buf, OldTexture: oldTex, Texture: tex})
+	l.keys = append(l.keys, 0)
+}
+
+// Released records that buffer old (or texture array oldTex) was
+// released. A pending replacement by old becomes the release of the
+// buffer it replaced. O(pending replacements).
+func (l *ChangeLog) Released(old device.Buffer, oldTex device.Texture) {
+	if l.over {
+		return
+	}
+	for _, i := range l.buffers {
+		if e := &l.list[i]; e.Kind == Replaced && sameBuffer(e.Buffer, old, e.Texture, oldTex) {
+			e.Kind, e.Buffer, e.Texture = Released, nil, nil
+			return
+		}
+	}
+	if l.full() {
+		return
+	}
+	l.list = append(l.list, Change{Kind: Released, Old: old, OldTexture: oldTex})
+	l.keys = append(l.keys, 0)
+}
+
+func sameBuffer(a, b device.Buffer, at, bt device.Texture) bool {
+	if b != nil {
+		return a == b
+	}
+	return bt != nil && at == bt
+}
+
+// Take appends the pending changes to dst in the order they happened and
+// empties the list. O(changes); it allocates only when dst lacks room.
+func (l *ChangeLog) Take(dst []Change) []Change {
+	for i := range l.list {
+		if l.list[i].Kind != 0 {
+			dst = append(dst, l.list[i])
+		}
+	}
+	l.reset()
+	l.over = false
+	return dst
+}
