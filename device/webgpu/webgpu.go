@@ -384,10 +384,11 @@ func (d *Device) flush() error {
 	}
 	d.submit(cb)
 	cb.Release()
-	if err := d.timer.submitted(); err != nil {
-		return err
+	err = d.stage.submitted(d)
+	if terr := d.timer.submitted(); err == nil {
+		err = terr
 	}
-	return d.stage.submitted(d)
+	return err
 }
 
 // flushRecorded submits the pending command encoder if it holds commands,
