@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/offset"
 )
 
@@ -95,6 +96,8 @@ type Arena struct {
 	moves []device.Move // reused batch
 	done  []Move        // reused report
 	stats Stats
+	// changes is what Changes reports next (changes.go).
+	changes memory.ChangeLog
 	// occupied is the sum of elements asked for by live allocations.
 	occupied uint64
 	// serial names the arena in its handles (see Handle).
@@ -317,6 +320,7 @@ func (a *Arena) Free(h Handle) error {
 		return err
 	}
 	a.forget(h.id)
+	a.changes.Forget(uint64(h.id))
 	if err := a.alloc.Free(s.alloc); err != nil {
 		invariant.Broken("arena", "%q: free of a live range: %v", a.opts.Label, err)
 	}
@@ -380,4 +384,5 @@ func (a *Arena) Release() {
 	}
 	a.released = true
 	a.buf.Release()
+	a.changes.Released(a.buf, nil)
 }

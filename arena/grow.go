@@ -141,6 +141,7 @@ func (a *Arena) rebuffer(op string, capacity uint32, resize func(uint32) error) 
 		return fmt.Errorf("arena %q: %s: %w", a.opts.Label, op, err)
 	}
 	a.buf.Release()
+	a.changes.Replaced(a.buf, buf, nil, nil)
 	a.buf = buf
 	a.stats.BytesCopied += used
 	return nil

@@ -122,11 +122,7 @@ func (a *Arena) placeBatch(dst []Placement, reqs []Request, up Uploader, some bo
 	out := dst[n0:]
 	clear(out)
 	err := a.placeAll(out, reqs, some)
-	if a.opts.OnMove != nil {
-		for _, m := range a.placeMoves {
-			a.opts.OnMove(m)
-		}
-	}
+	a.report(a.placeMoves)
 	if err == nil {
 		if err = a.writeBatch(out, reqs, up); err != nil {
 			err = fmt.Errorf("arena %q: write %d requests: %w", a.opts.Label, len(reqs), err)

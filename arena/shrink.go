@@ -74,24 +74,24 @@ func (a *Arena) shrink(capacity uint32) error {
 	return nil
 }
 
-// Shrink gives memory back now, whatever Options.ShrinkBelow: it compacts
-// fully (as Compact, whose moves it returns) and moves the arena into a
-// buffer of its reserved elements plus a sixteenth, never below
-// MinElems; when that is not smaller than the capacity it only
-// compacts. What a budget's reclaimer calls (package budget). Errors are
+// Shrink gives memory back now, whatever Options.ShrinkBelow, and returns
+// the bytes given back: it compacts fully (the moves go to Changes or
+// OnMove) and moves the arena into a buffer of its reserved elements plus
+// a sixteenth, never below MinElems; when that is not smaller than the
+// capacity it only compacts. A budget.Reclaimer as it is. Errors are
 // Compact's, or the device's refusal of the smaller buffer, after which
 // the arena is compacted and keeps its buffer.
-func (a *Arena) Shrink() ([]Move, error) {
-	moves, err := a.Compact()
-	if err != nil {
-		return moves, err
+func (a *Arena) Shrink() (freedBytes uint64, err error) {
+	if _, err := a.Compact(); err != nil {
+		return 0, err
 	}
 	capacity := a.alloc.Capacity()
 	if target := a.shrinkTarget(uint64(capacity - a.alloc.Report().Free)); target < capacity {
 		if err := a.shrink(target); err != nil {
-			return moves, err
+			return 0, err
 		}
+		freedBytes = uint64(capacity-target) * uint64(a.opts.ElemSize)
 	}
 	a.lowSweeps = 0
-	return moves, nil
+	return freedBytes, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // shrinkWorld is an arena filled with known data, most of it then freed.
@@ -115,19 +116,39 @@ func TestShrinkWatch(t *testing.T) {
 	})
 }
 
-// TestShrinkNow: Shrink compacts and shrinks at once, reporting the moves,
-// and a device that refuses the smaller buffer leaves the arena compacted,
+// TestShrinkNow: Shrink compacts and shrinks at once, returning the bytes
+// given back and reporting the moves and the new buffer in Changes, and a
+// device that refuses the smaller buffer leaves the arena compacted,
 // whole and usable.
 func TestShrinkNow(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dev device.Device) {
 		w := newShrinkWorld(t, dev, arena.Options{InitialElems: 64}, 0.3)
-		moves, err := w.a.Shrink()
+		w.a.Changes(nil) // the growths of the world's making
+		before, old := w.a.Stats(), w.a.Buffer()
+		freed, err := w.a.Shrink()
 		if err != nil {
 			t.Fatal(err)
 		}
 		st := w.a.Stats()
-		if len(moves) == 0 || st.Shrinks != 1 || float64(st.CapacityElems) > 1.0625*float64(st.ReservedElems)+1 {
-			t.Fatalf("%d moves, stats %+v", len(moves), st)
+		if st.Shrinks != 1 || float64(st.CapacityElems) > 1.0625*float64(st.ReservedElems)+1 {
+			t.Fatalf("stats %+v", st)
+		}
+		if want := uint64(before.CapacityElems-st.CapacityElems) * uint64(w.a.ElemSize()); freed != want {
+			t.Errorf("Shrink freed %d bytes, want %d", freed, want)
+		}
+		var moved, replaced int
+		for _, c := range w.a.Changes(nil) {
+			switch {
+			case c.Kind == memory.Moved && c.Buffer == w.a.Buffer():
+				moved++
+			case c.Kind == memory.Replaced && c.Old == old && c.Buffer == w.a.Buffer():
+				replaced++
+			default:
+				t.Errorf("unexpected change %+v", c)
+			}
+		}
+		if moved == 0 || replaced != 1 {
+			t.Errorf("Changes: %d moves, %d replacements; want some and 1", moved, replaced)
 		}
 		w.verify(t)
 	})

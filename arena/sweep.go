@@ -177,14 +177,11 @@ func (a *Arena) flush(bytes uint64) error {
 	a.stats.Moves += uint64(len(a.done))
 	a.stats.BytesMoved += bytes
 	if a.placing {
+		// Place records the moves, once its batch is placed (reportMoves).
 		a.reportMoves() // Place reports them, once its batch is placed
 		return nil
 	}
-	if a.opts.OnMove != nil {
-		for _, m := range a.done {
-			a.opts.OnMove(m)
-		}
-	}
+	a.report(a.done)
 	return nil
 }
 

@@ -89,7 +89,7 @@ func TestAccountRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	reclaimed := false
-	a.SetReclaimer(func(uint64) { reclaimed = true })
+	a.SetReclaimer(func() (uint64, error) { reclaimed = true; return 0, nil })
 
 	a.Release()
 	a.Release() // idempotent

@@ -78,11 +78,15 @@ func (u *Usage) Check() error {
 	return nil
 }
 
-// Reclaimer gives memory back: it releases buffers or textures its
-// manager can spare, need bytes' worth if it can (more or less is fine),
-// through the account whose reclaimer it is. A panic in it reaches the
-// caller of the request that asked; the budget stays usable.
-type Reclaimer func(need uint64)
+// Reclaimer gives memory back: it releases the buffers or textures its
+// manager can spare, through the account whose reclaimer it is, and
+// returns the bytes it gave back. Every manager's Shrink is one as it is
+// (pool.Pool, arena.Arena, mesh.Allocator, meshlet.Manager,
+// bindless.Registry, ring.Buffer). The budget credits what the account
+// released, whatever freedBytes says; an error ends that reclaimer's
+// turn, and a later refusal asks again. A panic in it reaches the caller
+// of the request that asked; the budget stays usable.
+type Reclaimer func() (freedBytes uint64, err error)
 
 // Budget is a byte limit over the accounts of one device. Create one with
 // New.
@@ -189,7 +193,7 @@ func (b *Budget) reclaim(a *Account, n uint64) {
 			break
 		}
 		if o != a && o.reclaim != nil && !o.released {
-			o.reclaim(n - (b.opts.Bytes - b.bytes))
+			_, _ = o.reclaim()
 		}
 	}
 }

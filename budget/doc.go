@@ -31,10 +31,10 @@
 // reclaimer releases what it can spare; each release is credited at once.
 // Make the accounts whose memory is cheapest to give up first:
 //
-//	pa.SetReclaimer(func(uint64) { leases.Trim(0) })  // idle pool buffers
-//	ma.SetReclaimer(func(uint64) { _ = meshes.Shrink() }) // slabs shrink to what they hold
-//	ba.SetReclaimer(func(uint64) { _, _ = batches.Shrink() }) // meshlet arenas too
-//	ta.SetReclaimer(func(uint64) { _, _ = textures.Shrink() }) // empty bindless pages released, others trimmed
+//	pa.SetReclaimer(leases.Shrink)   // idle pool buffers
+//	ma.SetReclaimer(meshes.Shrink)   // slabs shrink to what they hold
+//	ba.SetReclaimer(batches.Shrink)  // meshlet arenas too
+//	ta.SetReclaimer(textures.Shrink) // empty bindless pages released, others trimmed
 //
 // An account's own reclaimer is not called for its own request: a manager
 // in the middle of a call must not be re-entered. When the request still

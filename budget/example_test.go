@@ -22,7 +22,7 @@ func Example() {
 
 	p, _ := pool.New(pa, pool.Options{})
 	defer p.Release()
-	pa.SetReclaimer(func(uint64) { p.Trim(0) }) // idle buffers go first
+	pa.SetReclaimer(p.Shrink) // idle buffers go first
 	l, _ := p.Acquire(512<<10, 256, device.Uniform|device.CopyDst)
 	_ = p.Put(l) // idle now, still held
 

@@ -105,7 +105,7 @@ func TestShrinkAfterUnload(t *testing.T) {
 		}
 		ls = append(ls, live{h, make([]byte, 12*50), make([]byte, 4*30)})
 		verify()
-		if err := a.Shrink(); err != nil {
+		if _, err := a.Shrink(); err != nil {
 			t.Fatal(err)
 		}
 		verify()

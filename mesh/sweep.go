@@ -70,19 +70,21 @@ func (a *Allocator) Sweep(budget arena.Budget) error {
 
 // Shrink gives memory back now: it compacts every slab and moves it into a
 // buffer of what it holds plus a sixteenth (arena.Arena.Shrink), whatever
-// Options.ShrinkBelow. Moved ranges are reported as by Sweep; slabs'
-// buffers change (Stats().Shrinks). What a budget's reclaimer calls.
+// Options.ShrinkBelow, and returns the bytes given back. Moved ranges and
+// replaced buffers are reported by Changes. A budget.Reclaimer as it is.
 // After an error (a device refusal) every mesh is intact.
-func (a *Allocator) Shrink() error {
+func (a *Allocator) Shrink() (freedBytes uint64, err error) {
 	if a.released {
-		return errReleased
+		return 0, errReleased
 	}
 	for _, s := range a.slabs {
-		if _, err := s.ar.Shrink(); err != nil {
-			return fmt.Errorf("mesh: shrink slab of %v: %w", s.layout, err)
+		n, err := s.ar.Shrink()
+		freedBytes += n
+		if err != nil {
+			return freedBytes, fmt.Errorf("mesh: shrink slab of %v: %w", s.layout, err)
 		}
 	}
-	return nil
+	return freedBytes, nil
 }
 
 // Compact packs every slab fully: all its free space becomes one region at

@@ -205,28 +205,26 @@ func (m *Manager) Compact() ([]BatchHandle, error) {
 // Shrink gives memory back now, whatever Options.ShrinkBelow: it packs
 // both arenas and moves each into a buffer of what it holds plus an
 // sixteenth, never below its MinElems (arena.Arena.Shrink), patches the
-// moved batches' address words and returns the moved batches, as Compact
-// does. Buffers change (Stats().Shrinks). What a budget's reclaimer
-// calls:
-//
-//	ba.SetReclaimer(func(uint64) { _, _ = batches.Shrink() })
-//
-// After an error (a device refusal of a smaller buffer) every batch is
-// intact, packed, in the buffers it had. O(batches + patched rows) and a
-// copy of each arena's used range.
-func (m *Manager) Shrink() ([]BatchHandle, error) {
+// moved batches' address words and returns the bytes given back; moved
+// batches and replaced buffers are reported by Changes. A
+// budget.Reclaimer as it is. After an error (a device refusal of a
+// smaller buffer) every batch is intact, packed, in the buffers it had.
+// O(batches + patched rows) and a copy of each arena's used range.
+func (m *Manager) Shrink() (freedBytes uint64, err error) {
 	if m.gone {
-		return nil, errReleased
+		return 0, errReleased
 	}
 	m.begin()
-	_, err := m.data.Shrink()
+	freedBytes, err = m.data.Shrink()
 	if err == nil {
-		_, err = m.rows.Shrink()
+		var n uint64
+		n, err = m.rows.Shrink()
+		freedBytes += n
 	}
 	if err != nil {
 		err = fmt.Errorf("meshlet: shrink: %w", err)
 	}
-	return m.changed, m.settle(err)
+	return freedBytes, m.settle(err)
 }
 
 // Arm starts a sweep episode in both arenas by hand, as a fragmentation

@@ -260,6 +260,14 @@ func (p *Pool) Trim(keepBytes uint64) int {
 	return n
 }
 
+// Shrink evicts every idle buffer, Trim(0), and returns their bytes: a
+// budget.Reclaimer as it is. It never fails. O(evicted).
+func (p *Pool) Shrink() (freedBytes uint64, err error) {
+	before := p.stats.BytesIdle
+	p.Trim(0)
+	return before - p.stats.BytesIdle, nil
+}
+
 // Release releases every buffer the pool holds to the device, idle and
 // leased: every Lease becomes stale, and the device frees the memory once
 // the GPU is done with it. Later Acquire and Put calls fail with

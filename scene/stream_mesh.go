@@ -156,15 +156,16 @@ func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *work
 		return nil, err
 	}
 	w.a = a
-	o.reclaim("meshes", func(uint64) {
+	o.reclaim("meshes", func() (uint64, error) {
 		// What the shrink moves, the frame's map shows moving: Moved
 		// says so, also when the smaller buffer was refused (the slabs
 		// are compacted then).
-		_ = a.Shrink()
+		n, err := a.Shrink()
 		for _, h := range a.Moved() {
 			w.moved[h.String()] = ""
 			w.reported++
 		}
+		return n, err
 	})
 	return w, nil
 }

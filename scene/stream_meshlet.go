@@ -68,7 +68,7 @@ func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload, o *w
 		return nil, err
 	}
 	w.m = m
-	o.reclaim("meshlets", func(uint64) { _, _ = m.Shrink() })
+	o.reclaim("meshlets", m.Shrink)
 	return w, nil
 }
 

@@ -45,7 +45,7 @@ func newReadbackWorkload(dev device.Device, scale int, sw *stopwatch, o *workloa
 		return nil, err
 	}
 	w.p = p
-	o.reclaim("pool", func(uint64) { p.Trim(0) }) // idle buffers go first
+	o.reclaim("pool", p.Shrink) // idle buffers go first
 	return w, nil
 }
 

@@ -72,7 +72,7 @@ func newTextureWorkload(dev device.Device, scale int, o *workloadOptions) (*text
 	if err != nil {
 		return nil, err
 	}
-	o.reclaim("textures", func(uint64) { _, _ = r.Shrink() })
+	o.reclaim("textures", r.Shrink)
 	return &textureWorkload{dev: dev, r: r, scale: scale, version: r.Version()}, nil
 }
 

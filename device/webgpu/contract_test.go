@@ -381,7 +381,7 @@ func TestRendererInTheLoop(t *testing.T) {
 			stats["arena shrinks"]++
 		case 3:
 			if err = ms.Compact(); err == nil {
-				err = ms.Shrink()
+				_, err = ms.Shrink()
 			}
 			stats["mesh compactions"]++
 		case 4:
