@@ -6,6 +6,7 @@ import (
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // Mesh is the data of one mesh as Add and Modify take it. The allocator
@@ -130,8 +131,10 @@ type Allocator struct {
 	ps         []arena.Placement
 	pad        []byte // scratch for an array's last slot, padded with zeros
 
-	moved     []Handle // since the last Moved call
-	movedOut  []Handle // Moved's result
+	changes   memory.ChangeLog // what Changes reports next (changes.go)
+	fromSlab  []memory.Change  // a slab arena's changes, being forwarded
+	moved     []Handle         // since the last Moved call
+	movedOut  []Handle         // Moved's result
 	moveEpoch uint64
 	sweepNext int
 
@@ -322,8 +325,14 @@ func (a *Allocator) unplace(idx uint32, p *part) {
 		if err := p.slab.ar.Free(p.h); err != nil {
 			invariant.Broken("mesh", "free of a placed range failed: %v", err)
 		}
+		k := Vertices
+		if p == &a.recs[idx].parts[Indices] {
+			k = Indices
+		}
+		a.changes.Forget(owner(idx, k))
 	case p.own != nil:
 		a.ownBytes -= p.own.Size()
+		a.changes.Released(p.own, nil)
 		p.own.Release()
 		a.own--
 	}
@@ -406,6 +415,9 @@ func (a *Allocator) slice(p *part) Slice {
 // draw data can be rebuilt. The slice is the allocator's, valid until the
 // next call. Growth moves no range (it replaces a slab's buffer: see
 // Slices). O(meshes moved).
+//
+// Deprecated: use Changes, which also reports replaced and released
+// buffers.
 func (a *Allocator) Moved() []Handle {
 	a.movedOut = a.movedOut[:0]
 	for _, h := range a.moved {
@@ -428,6 +440,9 @@ func (a *Allocator) onMove(s *slab, m arena.Move) {
 	r := &a.recs[idx]
 	h := Handle{idx: idx, gen: r.gen}
 	a.stats.MeshesMoved++
+	e, buf := uint64(s.slotBytes), s.ar.Buffer()
+	a.changes.Moved(m.Owner, memory.Change{Owner: h.Owner(), Part: uint8(k), Old: buf, Buffer: buf,
+		FromBytes: uint64(m.From) * e, ToBytes: uint64(m.To) * e, SizeBytes: uint64(m.Elems) * e})
 	if r.moved != a.moveEpoch {
 		r.moved = a.moveEpoch
 		a.moved = append(a.moved, h)

@@ -67,5 +67,7 @@ func (s *Stats) add(st arena.Stats) {
 func (a *Allocator) retire(s *slab) {
 	a.stats.add(s.ar.Stats())
 	a.stats.SlabsReleased++
+	a.forward(s)
+	a.changes.Released(s.ar.Buffer(), nil)
 	s.ar.Release()
 }
