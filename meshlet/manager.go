@@ -8,6 +8,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/handle"
 	"github.com/gpumem/gpumem/internal/invariant"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // BatchHandle names one batch of a Manager for its whole life, wherever its
@@ -55,6 +56,10 @@ type Manager struct {
 	dev        device.Device
 	opts       Options
 	data, rows *arena.Arena
+	// changes is what Changes reports next (changes.go); fromArena is
+	// scratch for forwarding the arenas' buffer changes.
+	changes   memory.ChangeLog
+	fromArena []memory.Change
 
 	// ids is the table of batch handles: a handle is live from its
 	// Allocate (here, or reserved by a Remote) to Remove; a live one whose
@@ -310,6 +315,10 @@ func (m *Manager) allocate(id, words, meshlets uint32) (arena.Handle, arena.Hand
 
 // release gives back the allocations of a batch that was never registered.
 func (m *Manager) release(hd, hr arena.Handle) {
+	if id, err := m.data.Owner(hd); err == nil {
+		m.changes.Forget(id<<1 | uint64(PartData))
+		m.changes.Forget(id<<1 | uint64(PartRows))
+	}
 	e1, e2 := m.data.Free(hd), m.rows.Free(hr)
 	assert(e1 == nil && e2 == nil, "a fresh handle is dead")
 }

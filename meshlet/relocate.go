@@ -71,6 +71,7 @@ func (m *Manager) dataMoved(mv arena.Move) {
 	assert(mv.Owner < uint64(len(m.batches)) && m.batches[id].data == mv.Handle, "the data arena moved an allocation no batch holds")
 	m.pending = append(m.pending, shift{id: id, delta: mv.To - mv.From})
 	m.mark(id)
+	m.logMove(m.data, PartData, mv)
 }
 
 // rowsMoved is the rows arena's OnMove: the rows need no patch.
@@ -78,6 +79,7 @@ func (m *Manager) rowsMoved(mv arena.Move) {
 	id := uint32(mv.Owner)
 	assert(mv.Owner < uint64(len(m.batches)) && m.batches[id].rows == mv.Handle, "the rows arena moved an allocation no batch holds")
 	m.mark(id)
+	m.logMove(m.rows, PartRows, mv)
 }
 
 // mark reports batch id changed in this call, once.
