@@ -1,6 +1,10 @@
 package bindless
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/memory"
+)
 
 // Compact gives back the memory that Shrink cannot, by moving textures:
 // the opt-in relocation. Shrink never moves a texture, so a page keeps
@@ -121,6 +125,8 @@ func (r *Registry[K]) compactBucket(b *bucket, moves []move[K]) ([]move[K], erro
 			return moves, fmt.Errorf("move %v (%v) to %v: %w", p.owner[l], from, s.h, err)
 		}
 		id := p.owner[l]
+		r.changes.Moved(uint64(from)<<32|uint64(s.h), memory.Change{Owner: uint64(from)<<32 | uint64(s.h),
+			OldTexture: p.tex, Texture: r.pages[di].tex, FromLayer: uint32(l), ToLayer: s.h.Layer()})
 		r.freeLayer(from)
 		r.own(id, s.h)
 		moves = append(moves, move[K]{id, from, s.h})

@@ -43,6 +43,7 @@ import (
 	"fmt"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // Handle names a registered texture: its page's global index in the high
@@ -168,6 +169,8 @@ type page[K comparable] struct {
 // Registry is a bindless texture registry, keyed by the caller's source
 // ids of type K. Create one with New. It is not safe for concurrent use.
 type Registry[K comparable] struct {
+	// changes is what Changes reports next (changes.go).
+	changes  memory.ChangeLog
 	dev      device.Device
 	opts     Options
 	layers   uint32
@@ -450,6 +453,7 @@ func (r *Registry[K]) addPage(key Key, b *bucket) (slot, error) {
 // texture is released.
 func (r *Registry[K]) commit(s slot) {
 	if s.old != nil {
+		r.changes.Replaced(nil, nil, s.old, r.pages[s.h.Page()].tex)
 		s.old.Release()
 	}
 }
@@ -507,6 +511,7 @@ func (r *Registry[K]) vacateTexture(gi int) {
 	clear(p.state) // layerUnused
 	p.avail.reset()
 	p.b.avail.unset(uint32(gi))
+	r.changes.Released(nil, p.tex)
 	p.tex.Release()
 	p.tex, p.capacity = nil, 0
 }

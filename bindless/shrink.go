@@ -94,6 +94,7 @@ func (r *Registry[K]) trim(gi int, n uint32) (uint64, bool) {
 	if p.avail.n == 0 {
 		b.avail.unset(uint32(gi))
 	}
+	r.changes.Replaced(nil, nil, p.tex, tex)
 	p.tex.Release()
 	p.tex, p.capacity = tex, n
 	r.pagesTrimmed++
