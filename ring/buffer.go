@@ -31,6 +31,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/fenced"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/staging"
 )
 
@@ -106,10 +107,12 @@ type frame struct {
 //   - every offset handed out is a multiple of align, and align divides
 //     size.
 type Buffer struct {
-	dev   device.Device
-	opts  BufferOptions
-	align uint64
-	max   uint64
+	// changes is what Changes reports next.
+	changes memory.ChangeLog
+	dev     device.Device
+	opts    BufferOptions
+	align   uint64
+	max     uint64
 
 	buf        device.Buffer // nil after Release
 	size       uint64
@@ -275,6 +278,7 @@ func (b *Buffer) grow(n uint64) error {
 	// Every frame in flight and the open frame use the old buffer; the
 	// open frame's fence comes last, so it covers them all.
 	b.old.retire(b.buf)
+	b.changes.Replaced(b.buf, buf, nil, nil)
 	b.buf, b.size = buf, size
 	b.head, b.tail, b.frameStart = 0, 0, 0
 	b.frames.Clear()
@@ -358,6 +362,14 @@ func (b *Buffer) Stats() BufferStats {
 	return s
 }
 
+// Changes appends to dst what changed since the previous call, as
+// memory.Change states: a Replaced per growth (coalesced: the buffer the
+// caller last saw, the one now; slices of earlier frames keep naming the
+// old one, valid until their frames' fences complete), a Released for
+// Release. A ring moves nothing. O(changes); it allocates only when dst
+// lacks room.
+func (b *Buffer) Changes(dst []memory.Change) []memory.Change { return b.changes.Take(dst) }
+
 // Release releases the ring's device buffers; the device frees them once
 // the GPU has finished the work recorded on them. It is idempotent and
 // nil-safe; later calls return device.ErrReleased.
@@ -366,6 +378,7 @@ func (b *Buffer) Release() {
 		return
 	}
 	b.buf.Release()
+	b.changes.Released(b.buf, nil)
 	b.buf = nil
 	b.old.release()
 	b.frames.Clear()
