@@ -52,6 +52,10 @@ type devbenchRow struct {
 	GBps             float64 `json:"gb_per_s"`
 	RecordSeconds    float64 `json:"record_seconds"`
 	RecordNsPerMove  float64 `json:"record_ns_per_move"`
+	// KernelSeconds and KernelGBps come from GPU timestamps (0 where the
+	// device has none): the moves' own time, without submit and wake-up.
+	KernelSeconds float64 `json:"kernel_seconds"`
+	KernelGBps    float64 `json:"kernel_gb_per_s"`
 }
 
 func runDevbench(args []string, stdout, stderr io.Writer) error {
@@ -141,6 +145,8 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 			GBps:             r.GBps(),
 			RecordSeconds:    r.Record.Seconds(),
 			RecordNsPerMove:  float64(r.RecordPerMove().Nanoseconds()),
+			KernelSeconds:    r.Kernel.Seconds(),
+			KernelGBps:       r.KernelGBps(),
 		}
 		if asJSON {
 			if err := enc.Encode(row); err != nil {
@@ -158,10 +164,14 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 
 func printDevbench(w io.Writer, rows []devbenchRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tpath\tmoves\tper submit\tGPU ms\tGB/s\trecord ms\trecord/move\t")
+	fmt.Fprintln(tw, "case\tpath\tmoves\tper submit\tGPU ms\tGB/s\tkernel GB/s\trecord ms\trecord/move\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3f\t%.1f\t%.3f\t%s\t\n",
-			r.Case, r.Path, r.Moves, r.BatchesPerSubmit, r.GPUSeconds*1e3, r.GBps, r.RecordSeconds*1e3, nsString(r.RecordNsPerMove))
+		kernel := "-"
+		if r.KernelSeconds > 0 {
+			kernel = fmt.Sprintf("%.1f", r.KernelGBps)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3f\t%.1f\t%s\t%.3f\t%s\t\n",
+			r.Case, r.Path, r.Moves, r.BatchesPerSubmit, r.GPUSeconds*1e3, r.GBps, kernel, r.RecordSeconds*1e3, nsString(r.RecordNsPerMove))
 	}
 	tw.Flush()
 }
