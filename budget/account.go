@@ -8,7 +8,7 @@ import (
 
 // Account is a device.Device that charges what it creates to one name of
 // its Budget. It forwards every call to the budget's device, the optional
-// device.Filler and device.GuardChecker included, so a manager works on an
+// device.Filler, device.GuardChecker and device.Timed included, so a manager works on an
 // account as on the device. For Release it is a device of its own: see
 // Release.
 type Account struct {
@@ -27,6 +27,7 @@ var (
 	_ device.Device       = (*Account)(nil)
 	_ device.Filler       = (*Account)(nil)
 	_ device.GuardChecker = (*Account)(nil)
+	_ device.Timed        = (*Account)(nil)
 )
 
 // Name returns the account's name.
@@ -151,6 +152,40 @@ func (a *Account) CheckGuards(buf device.Buffer, guards []device.Guard, pattern 
 		return bad, err
 	}
 	return device.CheckGuards(a.dev, buf, guards, pattern, bad)
+}
+
+// Timer is the device's Timer (device.TimerOf), so that GPU time is
+// measured through an account; none once the account is released, and
+// the one it gave fails with device.ErrReleased after.
+func (a *Account) Timer() (device.Timer, bool) {
+	if a.released {
+		return nil, false
+	}
+	t, ok := device.TimerOf(a.dev)
+	if !ok {
+		return nil, false
+	}
+	return accountTimer{a, t}, true
+}
+
+// accountTimer is the device's timer seen through an account.
+type accountTimer struct {
+	a *Account
+	t device.Timer
+}
+
+func (at accountTimer) Stamp() (device.Stamp, error) {
+	if err := at.a.usable("Stamp"); err != nil {
+		return 0, err
+	}
+	return at.t.Stamp()
+}
+
+func (at accountTimer) StampTime(s device.Stamp) (uint64, bool, error) {
+	if err := at.a.usable("StampTime"); err != nil {
+		return 0, false, err
+	}
+	return at.t.StampTime(s)
 }
 
 // CopyBuffer is the device's CopyBuffer.

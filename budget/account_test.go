@@ -62,6 +62,25 @@ func TestAccountCheckGuards(t *testing.T) {
 	}
 }
 
+// TestAccountTimer: an account has its device's GPU timer (none on the
+// host backend), and none once released.
+func TestAccountTimer(t *testing.T) {
+	for _, be := range testdevice.Backends() {
+		t.Run(be.Name, func(t *testing.T) {
+			dev := be.Open(t)
+			a := account(t, newBudget(t, dev, budget.Options{Bytes: 1 << 30}), "a")
+			_, want := device.TimerOf(dev)
+			if _, got := device.TimerOf(a); got != want {
+				t.Fatalf("TimerOf(account) = %v, the device's %v", got, want)
+			}
+			a.Release()
+			if _, got := device.TimerOf(a); got {
+				t.Error("a released account still has a timer")
+			}
+		})
+	}
+}
+
 // TestAccountRelease: Release releases what the account still holds and
 // credits it, fails later calls with device.ErrReleased, leaves the
 // device and the other accounts alone, and takes the account out of
