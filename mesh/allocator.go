@@ -70,7 +70,6 @@ type record struct {
 	pending  bool // data staged for the next Flush
 	parts    [2]part
 	data     [2][]byte // staged arrays, by Kind
-	moved    uint64    // moveEpoch when last listed in Allocator.moved
 }
 
 // slab is one shared buffer of one layout: an arena in slots. Each of its
@@ -93,7 +92,7 @@ func ownerOf(tag uint64) (idx uint32, k Kind) { return uint32(tag), Kind(tag >> 
 // Allocator packs the vertex and index arrays of many meshes into shared
 // slabs, one set of slabs per element layout: Add and Modify stage meshes,
 // Flush places and uploads them, Sweep compacts within a budget, and
-// Moved and Slices say where each mesh is now, for draw data.
+// Changes and Slices say where each mesh is now, for draw data.
 //
 // An Allocator is not safe for concurrent use.
 type Allocator struct {
@@ -133,9 +132,6 @@ type Allocator struct {
 
 	changes   memory.ChangeLog // what Changes reports next (changes.go)
 	fromSlab  []memory.Change  // a slab arena's changes, being forwarded
-	moved     []Handle         // since the last Moved call
-	movedOut  []Handle         // Moved's result
-	moveEpoch uint64
 	sweepNext int
 
 	stats    Stats
@@ -163,7 +159,6 @@ func New(dev device.Device, s Options) (*Allocator, error) {
 		set:       set,
 		maxBuffer: dev.Limits().MaxBufferSize,
 		byLayout:  map[Layout][]*slab{},
-		moveEpoch: 1,
 	}, nil
 }
 
@@ -381,7 +376,7 @@ func (a *Allocator) Staged(h Handle) bool {
 // ErrNotResident before the Flush that uploads the mesh's data. The
 // slices stay right until the next Flush, Sweep, Modify of the mesh or
 // Release: growth replaces a slab's buffer, and sweeps move ranges
-// (Moved lists them). O(1); it does not allocate.
+// (Changes reports both). O(1); it does not allocate.
 func (a *Allocator) Slices(h Handle) (vertex, index Slice, err error) {
 	r, err := a.record(h)
 	if err != nil {
@@ -410,26 +405,6 @@ func (a *Allocator) slice(p *part) Slice {
 	return Slice{}
 }
 
-// Moved returns the live meshes whose vertex or index range moved (by a
-// sweep, or a compaction in Flush) since the previous call, each once, so
-// draw data can be rebuilt. The slice is the allocator's, valid until the
-// next call. Growth moves no range (it replaces a slab's buffer: see
-// Slices). O(meshes moved).
-//
-// Deprecated: use Changes, which also reports replaced and released
-// buffers.
-func (a *Allocator) Moved() []Handle {
-	a.movedOut = a.movedOut[:0]
-	for _, h := range a.moved {
-		if _, err := a.record(h); err == nil {
-			a.movedOut = append(a.movedOut, h)
-		}
-	}
-	a.moved = a.moved[:0]
-	a.moveEpoch++
-	return a.movedOut
-}
-
 // onMove is a slab's arena.Options.OnMove: the move's owner tag names the
 // mesh and array (every slab allocation is made with one: see claim).
 func (a *Allocator) onMove(s *slab, m arena.Move) {
@@ -443,13 +418,6 @@ func (a *Allocator) onMove(s *slab, m arena.Move) {
 	e, buf := uint64(s.slotBytes), s.ar.Buffer()
 	a.changes.Moved(m.Owner, memory.Change{Owner: h.Owner(), Part: uint8(k), Old: buf, Buffer: buf,
 		FromBytes: uint64(m.From) * e, ToBytes: uint64(m.To) * e, SizeBytes: uint64(m.Elems) * e})
-	if r.moved != a.moveEpoch {
-		r.moved = a.moveEpoch
-		a.moved = append(a.moved, h)
-	}
-	if a.set.OnMove != nil {
-		a.set.OnMove(h)
-	}
 }
 
 // Release releases every slab and buffer, once the device is done with

@@ -260,7 +260,7 @@ func BenchmarkSteadyFrame(b *testing.B) {
 			if err := a.Sweep(arena.Budget{}); err != nil {
 				b.Fatal(err)
 			}
-			a.Moved()
+			a.Changes(nil)
 		}
 		st := a.Stats()
 		frames := float64(b.N)

@@ -19,7 +19,7 @@
 //	_ = a.Remove(other)     // ranges given back now
 //	_ = a.Flush()           // place and upload (see Allocator.Flush)
 //	_ = a.Sweep(budget)     // optional: bounded compaction
-//	for _, h := range a.Moved() { ... rebuild draw data of h ... }
+//	for _, c := range a.Changes(cs[:0]) { ... rebuild what c names ... }
 //	v, i, _ := a.Slices(h)  // draw
 //
 // Flush places the staged arrays in slabs, growing them as its doc says,
@@ -32,8 +32,8 @@
 //
 // Slabs compact: Sweep moves a bounded number of ranges per call over the
 // slabs whose free space is in pieces, Compact packs them all, and a Flush
-// may compact a slab to make room. Every range moved is reported, with its
-// mesh's handle, to Options.OnMove and in Moved.
+// may compact a slab to make room. Every range moved, and every slab
+// buffer replaced or released, is reported by Changes (memory.Change).
 //
 // # Invariants
 //
@@ -65,10 +65,9 @@
 // Add and Modify keep a reference to the mesh's byte slices until the
 // Flush that uploads them: do not change them before. A Slice's Buffer is
 // valid until the next Flush, Sweep, Compact, Shrink or Release: growth
-// and shrinking replace a slab's buffer (compare Buffer, or watch
-// Stats().Growths and Shrinks) and sweeps move ranges (Moved). Buffers
-// are released once the device is done with the work recorded on them,
-// so draws already recorded stay right. Handles die with Remove and
+// and shrinking replace a slab's buffer and sweeps move ranges, and
+// Changes reports both. Buffers are released once the device is done with
+// the work recorded on them, so draws already recorded stay right. Handles die with Remove and
 // Release; a stale handle is reported, never reused by mistake (handles
 // carry a generation).
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/mesh"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
@@ -475,8 +476,10 @@ func TestDrawMatchesOwnBuffers(t *testing.T) {
 		if err := a.Sweep(arena.Budget{Moves: 24}); err != nil {
 			t.Fatalf("frame %d: sweep: %v", frame, err)
 		}
-		for _, h := range a.Moved() {
-			moved[h] = true
+		for _, c := range a.Changes(nil) {
+			if c.Kind == memory.Moved {
+				moved[mesh.HandleOf(c)] = true
+			}
 		}
 		if err := mesh.Check(a); err != nil {
 			t.Fatalf("frame %d: %v", frame, err)

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/mesh"
 )
 
@@ -54,7 +56,15 @@ func Example() {
 	_ = a.Remove(hs[1])
 	_ = a.Flush()
 	_ = a.Compact() // or a.Sweep(budget) once a frame
-	for _, h := range a.Moved() {
+	// Changes reports each moved array (vertex and index) once; draw
+	// data is per mesh.
+	var moved []mesh.Handle
+	for _, c := range a.Changes(nil) {
+		if h := mesh.HandleOf(c); c.Kind == memory.Moved && !slices.Contains(moved, h) {
+			moved = append(moved, h)
+		}
+	}
+	for _, h := range moved {
 		v, i, _ := a.Slices(h)
 		fmt.Printf("moved: now base vertex %d, first index %d\n", v.Start, i.Start)
 	}

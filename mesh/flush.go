@@ -27,7 +27,7 @@ import (
 // A failure at any step (the device refuses a buffer) gives back every
 // place this call made, so the staged meshes stay staged and not resident,
 // and resident meshes keep their data and ranges (a compaction on the
-// way may have moved some: Moved lists them). The next Flush tries again.
+// way may have moved some: Changes reports them). The next Flush tries again.
 
 // piece is one staged array waiting for a place.
 type piece struct {

@@ -84,7 +84,7 @@ func FuzzAllocator(f *testing.F) {
 				if err := md.a.Sweep(arena.Budget{Moves: 1 + int(arg%4)}); err != nil {
 					t.Fatal(err)
 				}
-				md.a.Moved()
+				md.a.Changes(nil)
 				md.verify(t)
 			case 6:
 				if err := md.a.Compact(); err != nil {
@@ -101,12 +101,12 @@ func FuzzAllocator(f *testing.F) {
 			case 8: // a sweep of a few steps in all, over every slab
 				i++
 				steps := 1 + int(arg%4)
-				md.a.Moved() // forget what Flush compactions moved
+				md.a.Changes(nil) // forget what Flush compactions moved
 				if err := md.a.Sweep(arena.Budget{Steps: steps}); err != nil {
 					t.Fatal(err)
 				}
-				if n := len(md.a.Moved()); n > steps {
-					t.Fatalf("command %d: Sweep of %d steps moved %d meshes", i, steps, n)
+				if n := len(md.a.Changes(nil)); n > steps {
+					t.Fatalf("command %d: Sweep of %d steps made %d changes", i, steps, n)
 				}
 				md.verify(t)
 			}

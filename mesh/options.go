@@ -53,11 +53,6 @@ type Options struct {
 	// arrays to another. A slab's bookkeeping is allocated whole, about
 	// 60 bytes per entry. Default 16,384 (1 MiB of bookkeeping).
 	MaxMeshesPerSlab uint32
-	// OnMove, if set, is called once for each vertex or index range a
-	// sweep or a compaction moved, with its mesh's handle, after the move
-	// is recorded on the device. It must not call back into the allocator.
-	// Moved lists the same meshes.
-	OnMove func(Handle)
 	// Belt, if set, carries Flush's uploads: each run of adjacent arrays
 	// is written into the belt's mapped staging chunks and copied on the
 	// GPU, instead of being a queue write. On WebGPU that is several

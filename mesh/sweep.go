@@ -12,9 +12,8 @@ import (
 // starting from a different slab each call so none starves, until budget
 // is spent. Zero fields of budget take arena.DefaultBudget's; the budget
 // bounds the whole call, not each slab: moves, bytes and steps (ranges
-// visited) alike. Moved ranges are reported through
-// Options.OnMove and Moved. O(slabs + budget); it does not allocate but to
-// grow the moved list.
+// visited) alike. Moved ranges are reported by Changes. O(slabs +
+// budget); it does not allocate but to grow the change log.
 func (a *Allocator) Sweep(budget arena.Budget) error {
 	if a.released {
 		return errReleased

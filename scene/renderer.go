@@ -7,6 +7,7 @@ import (
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/mesh"
 	"github.com/gpumem/gpumem/ring"
 	"github.com/gpumem/gpumem/staging"
@@ -73,9 +74,9 @@ type Renderer struct {
 
 	draws    map[*Item]*draw
 	byHandle map[mesh.Handle]*draw
-	fresh    []*draw // added this frame: draw data made after the Flush
-	growths  uint64  // mesh Stats().Growths+Shrinks when the draw data was made
-	table    []byte  // the Draw array, reused
+	fresh    []*draw         // added this frame: draw data made after the Flush
+	changes  []memory.Change // the meshes' Changes, reused
+	table    []byte          // the Draw array, reused
 	stats    Stats
 }
 
@@ -88,6 +89,7 @@ type draw struct {
 	baseVertex uint32
 	firstIndex uint32
 	indexCount uint32
+	moved      int // Stats.Frames+1 of the Update that last rebuilt it for a move
 }
 
 // Stats counts what a Renderer did.
@@ -192,12 +194,14 @@ func (r *Renderer) Update() error {
 		return err
 	}
 	// Draw data: new meshes have none yet; moved meshes have stale
-	// offsets; a grown or shrunk slab is a new buffer under every mesh
-	// in it.
-	moved := r.meshes.Moved()
-	if st := r.meshes.Stats(); st.Growths+st.Shrinks != r.growths {
-		g := st.Growths + st.Shrinks
-		r.growths = g
+	// offsets; a replaced slab buffer (growth, shrink) is a new buffer
+	// under every mesh in it.
+	r.changes = r.meshes.Changes(r.changes[:0])
+	all := false
+	for _, c := range r.changes {
+		all = all || c.Kind == memory.Replaced || c.Kind == memory.Overflowed
+	}
+	if all {
 		for _, d := range r.draws {
 			if err := r.refresh(d); err != nil {
 				return err
@@ -205,8 +209,10 @@ func (r *Renderer) Update() error {
 		}
 		r.stats.Rebuilt += len(r.draws) - len(r.fresh)
 	} else {
-		for _, h := range moved {
-			if d := r.byHandle[h]; d != nil {
+		for _, c := range r.changes {
+			// A mesh moves in two arrays: rebuild it once.
+			if d := r.byHandle[mesh.HandleOf(c)]; c.Kind == memory.Moved && d != nil && d.moved != r.stats.Frames+1 {
+				d.moved = r.stats.Frames + 1
 				if err := r.refresh(d); err != nil {
 					return err
 				}

@@ -34,7 +34,7 @@ import (
 // The maps show the slabs as the allocator does (mesh.Allocator.Memory);
 // every frame the demo checks that each array the maps show moving (at
 // another place than the frame before, at the same size) belongs to a
-// mesh that Moved reported.
+// mesh that Changes reported moved.
 
 const (
 	meshSalt     = 0x6d657368
@@ -89,11 +89,12 @@ type meshWorkload struct {
 	zones      [demoZones]meshZone
 	live       []*demoMesh // in load order
 	nextTag    uint32
-	// moved holds the handles of the meshes Moved reported this frame
+	// moved holds the handles of the meshes Changes reported moved this frame
 	// (as strings, the memory's owner names); handles the handle of each
 	// mesh name.
 	moved   map[string]string
 	handles map[string]string
+	changes []memory.Change // the allocator's Changes, reused
 	// replaced holds the meshes re-placed at another size this frame: one
 	// back at its size of the frame before (a level of detail there and
 	// back) is at another place at the same size, as if it had moved.
@@ -105,7 +106,7 @@ type meshWorkload struct {
 	// so far owe, fractions carried over.
 	lods, rewrites float64
 	// Over the run: Add, Modify of other sizes, Modify in place, Remove,
-	// and the meshes Moved reported.
+	// and the meshes Changes reported moved.
 	adds, replacedN, rewritten, removes, reported uint64
 	// Of the bounded Flushes: the frames that ended with meshes staged,
 	// the most staged at a frame's end, the spot checks skipped for a
@@ -157,14 +158,11 @@ func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *work
 	}
 	w.a = a
 	o.reclaim("meshes", func() (uint64, error) {
-		// What the shrink moves, the frame's map shows moving: Moved
+		// What the shrink moves, the frame's map shows moving: Changes
 		// says so, also when the smaller buffer was refused (the slabs
 		// are compacted then).
 		n, err := a.Shrink()
-		for _, h := range a.Moved() {
-			w.moved[h.String()] = ""
-			w.reported++
-		}
+		w.noteMoves()
 		return n, err
 	})
 	return w, nil
@@ -212,7 +210,7 @@ func (w *meshWorkload) settle() error {
 			}
 		}
 	}
-	w.a.Moved() // the frames are over: nothing to report
+	w.a.Changes(nil) // the frames are over: nothing to report
 	return nil
 }
 
@@ -328,15 +326,11 @@ func (w *meshWorkload) frame(f *frameState) error {
 	if err == nil {
 		err = w.a.Sweep(demoBudget)
 	}
-	moved := w.a.Moved()
+	clear(w.moved)
+	w.noteMoves()
 	f.gpumem.stop(t)
 	if err != nil {
 		return fmt.Errorf("mesh flush and sweep: %w", err)
-	}
-	clear(w.moved)
-	for _, h := range moved {
-		w.moved[h.String()] = ""
-		w.reported++
 	}
 	// A mesh re-placed in an earlier frame that this Flush took is at
 	// its new place from this frame on.
@@ -349,6 +343,22 @@ func (w *meshWorkload) frame(f *frameState) error {
 	return nil
 }
 
+// noteMoves adds the meshes that Changes reports moved to the frame's
+// moved set, each once (a mesh moves in up to two arrays).
+func (w *meshWorkload) noteMoves() {
+	w.changes = w.a.Changes(w.changes[:0])
+	for _, c := range w.changes {
+		if c.Kind != memory.Moved {
+			continue
+		}
+		if h := mesh.HandleOf(c).String(); !hasKey(w.moved, h) {
+			w.moved[h] = ""
+			w.reported++
+		}
+	}
+	clear(w.changes)
+}
+
 // modify stages m's data as it is now.
 func (w *meshWorkload) modify(f *frameState, m *demoMesh) error {
 	data := m.data()
@@ -358,7 +368,7 @@ func (w *meshWorkload) modify(f *frameState, m *demoMesh) error {
 }
 
 // verifyMoves checks that every array d shows moving this frame belongs
-// to a mesh Moved reported, or to one re-placed this frame.
+// to a mesh Changes reported moved, or to one re-placed this frame.
 func (w *meshWorkload) verifyMoves(d *inspect.Dump) error {
 	for _, b := range d.Buffers {
 		switch b.Kind {
@@ -371,7 +381,7 @@ func (w *meshWorkload) verifyMoves(d *inspect.Dump) error {
 				continue
 			}
 			if _, ok := w.moved[w.handles[r.Name]]; !ok && !w.replaced[r.Name] {
-				return fmt.Errorf("%s's %s array moved in %s, and Moved did not report it", r.Name, r.Kind, b.Name)
+				return fmt.Errorf("%s's %s array moved in %s, and Changes did not report it", r.Name, r.Kind, b.Name)
 			}
 		}
 	}
@@ -455,4 +465,10 @@ func (w *meshWorkload) notes() []string {
 			bs.Uploads, inspect.FormatBytes(bs.Bytes), bs.Copies, bs.Chunks, inspect.FormatBytes(w.belt.ChunkBytes()), bs.Waits))
 	}
 	return notes
+}
+
+// hasKey reports whether m holds k.
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }
