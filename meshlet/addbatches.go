@@ -29,8 +29,8 @@ type Batch struct {
 //     a device's refusal of a growth or of a write) no batch is placed,
 //     every allocation the call made is given back, every handle it took
 //     is ended, dst comes back as it was given, and every live batch is
-//     intact, though an arena may have grown or compacted (OnMove reports
-//     the live batches moved). The manager stays usable.
+//     intact, though an arena may have grown or compacted (Changes
+//     reports the live batches moved). The manager stays usable.
 //   - On success each batch reads back exactly as if it had been added
 //     alone: its data words, and its rows with the address words equal to
 //     its data offset plus the relative address. Only the placement may

@@ -35,7 +35,7 @@ func (md *model) addBatches(sizes [][2]uint32) ([]meshlet.BatchHandle, error) {
 	md.start()
 	dst := []meshlet.BatchHandle{{}}
 	got, err := md.m.AddBatches(dst, bs)
-	md.finish("add batches", nil, false)
+	md.finish("add batches")
 	if err != nil {
 		after := md.m.Stats()
 		if len(got) != 1 || after.Batches != before.Batches || after.DataWords != before.DataWords ||
@@ -368,7 +368,7 @@ func BenchmarkAddBatches(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if _, err := m.Compact(); err != nil {
+			if err := m.Compact(); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

@@ -17,7 +17,7 @@ const (
 // placement moved (Owner is the BatchHandle, HandleOf reads it back; Part
 // is PartData or PartRows; offsets and size in bytes of that buffer), a
 // Replaced per arena buffer grown or shrunk, a Released for each buffer
-// Release released. OnMove, when set, is called as well. O(changes); it
+// Release released. O(changes); it
 // allocates only when dst lacks room.
 func (m *Manager) Changes(dst []memory.Change) []memory.Change {
 	for _, a := range [2]*arena.Arena{m.data, m.rows} {

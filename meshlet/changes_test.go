@@ -42,7 +42,7 @@ func TestChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := m.Compact(); err != nil {
+		if err := m.Compact(); err != nil {
 			t.Fatal(err)
 		}
 		cs = m.Changes(cs[:0])
@@ -81,7 +81,7 @@ func TestChanges(t *testing.T) {
 	for i := 0; i < len(hs); i += 2 {
 		_ = m.Remove(hs[i])
 	}
-	if _, err := m.Compact(); err != nil {
+	if err := m.Compact(); err != nil {
 		t.Fatal(err)
 	}
 	if cs := m.Changes(nil); len(cs) != 1 || cs[0].Kind != memory.Overflowed {

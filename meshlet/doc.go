@@ -25,8 +25,8 @@
 // packs everything, and an Add or Clone may compact to make room. When a
 // batch's data moves, its address words are patched on the device by the
 // distance moved; when its rows move, nothing needs patching. Either way
-// the batch is reported changed, once per call: Options.OnMove, and
-// the list Sweep and Compact return. Lookup says where a batch is now;
+// Changes reports each moved part (PartData, PartRows) once per call to it
+// (memory.Change). Lookup says where a batch is now;
 // Buffers returns the two buffers, which growth replaces. When both arenas
 // move things in one call, each data move's patch is recorded after the
 // row moves of that call, so it lands on the rows where they are then; a

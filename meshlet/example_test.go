@@ -3,9 +3,11 @@ package meshlet_test
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/meshlet"
 )
 
@@ -18,7 +20,6 @@ func Example() {
 	m, err := meshlet.New(dev, meshlet.Options{
 		RowWords:    2,
 		AddressWord: 0,
-		OnMove:      func(h meshlet.BatchHandle) { fmt.Println("moved:", names[h]) },
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -50,9 +51,18 @@ func Example() {
 	rows("clone of b", c)
 
 	m.Remove(a)
-	m.Arm() // a sweep would start on its own when a request finds the space in pieces
-	changed, _ := m.Sweep(arena.Budget{})
-	fmt.Println("moved:", len(changed))
+	m.Arm()        // a sweep would start on its own when a request finds the space in pieces
+	m.Changes(nil) // forget the growths so far
+	m.Sweep(arena.Budget{})
+	// Each batch moved in two parts (data and rows): name it once.
+	var moved []meshlet.BatchHandle
+	for _, ch := range m.Changes(nil) {
+		if h := meshlet.HandleOf(ch); ch.Kind == memory.Moved && !slices.Contains(moved, h) {
+			moved = append(moved, h)
+			fmt.Println("moved:", names[h])
+		}
+	}
+	fmt.Println("moved:", len(moved))
 	rows("b", b)
 	rows("clone of b", c)
 

@@ -23,7 +23,7 @@ type BatchHandle struct {
 func (h BatchHandle) id() uint32 { return h.h.Index() }
 
 // Placement is where a batch is now. Offsets change when a sweep or a
-// compaction moves the batch (OnMove says so); sizes never change.
+// compaction moves the batch (Changes says so); sizes never change.
 type Placement struct {
 	// DataOffset is the index of the batch's first word in the data
 	// buffer; DataWords is how many words it has.
@@ -48,8 +48,7 @@ type batch struct {
 // Manager keeps meshlet batches in two arenas: data words in one, metadata
 // rows in the other, allocated in lockstep. Each row's address word is
 // made absolute when its batch is placed and patched on the device when
-// the batch's data moves; OnMove and the lists Sweep and Compact return
-// name the batches that moved.
+// the batch's data moves; Changes names the batches that moved.
 //
 // A Manager is not safe for concurrent use.
 type Manager struct {
@@ -186,7 +185,7 @@ func (m *Manager) placement(b *batch) Placement {
 // (arena.ErrInvalidSize for a batch above an arena's maximum,
 // arena.ErrFull, arena.ErrTooManyAllocations, device errors). On error
 // nothing is placed and every live batch is intact, though an arena may
-// have grown or compacted (OnMove reports batches moved). O(words +
+// have grown or compacted (Changes reports batches moved). O(words +
 // rows) and amortized O(1) allocations, unless an arena grows or compacts.
 func (m *Manager) Add(data, rows []uint32) (BatchHandle, error) {
 	if m.gone {

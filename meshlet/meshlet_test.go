@@ -12,6 +12,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/meshlet"
 )
 
@@ -45,7 +46,8 @@ type model struct {
 	batch map[meshlet.BatchHandle]want
 	live  []meshlet.BatchHandle       // the keys of batch, in a stable order
 	pos   map[meshlet.BatchHandle]int // index in live
-	// notified collects OnMove calls since the last call began.
+	// notified collects the batches Changes reported moved in the last
+	// call, each once.
 	notified []meshlet.BatchHandle
 	before   map[meshlet.BatchHandle]meshlet.Placement
 	// light skips the O(batches) checks after every add, clone and
@@ -54,12 +56,11 @@ type model struct {
 	light bool
 }
 
-// newModel creates a manager on dev with opts (whose OnMove it sets).
+// newModel creates a manager on dev with opts.
 func newModel(t testing.TB, dev device.Device, opts meshlet.Options, seed uint64) *model {
 	t.Helper()
 	md := &model{t: t, dev: dev, opts: opts, r: rand.New(rand.NewPCG(seed, 7)), batch: map[meshlet.BatchHandle]want{},
 		pos: map[meshlet.BatchHandle]int{}}
-	opts.OnMove = func(h meshlet.BatchHandle) { md.notified = append(md.notified, h) }
 	m, err := meshlet.New(dev, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +89,7 @@ func (md *model) makeBatch(words, n uint32) want {
 
 // start records every placement before a call, to check its notifications.
 func (md *model) start() {
+	md.m.Changes(nil)
 	md.notified = md.notified[:0]
 	md.before = nil
 	if md.light {
@@ -103,16 +105,25 @@ func (md *model) start() {
 	}
 }
 
-// finish checks a call's notifications: every batch that moved, and no
-// other, reported once; returned, when not nil, is the same list.
-func (md *model) finish(what string, returned []meshlet.BatchHandle, checkReturned bool) {
+// finish checks a call's changes: every batch part that moved, and no
+// other, reported once.
+func (md *model) finish(what string) {
 	md.t.Helper()
 	seen := map[meshlet.BatchHandle]bool{}
-	for _, h := range md.notified {
-		if seen[h] {
-			md.t.Fatalf("%s: %v reported twice", what, h)
+	parts := map[[2]uint64]bool{}
+	for _, c := range md.m.Changes(nil) {
+		if c.Kind != memory.Moved {
+			continue
 		}
-		seen[h] = true
+		if k := [2]uint64{c.Owner, uint64(c.Part)}; parts[k] {
+			md.t.Fatalf("%s: %v part %d reported twice", what, meshlet.HandleOf(c), c.Part)
+		} else {
+			parts[k] = true
+		}
+		if h := meshlet.HandleOf(c); !seen[h] {
+			seen[h] = true
+			md.notified = append(md.notified, h)
+		}
 	}
 	if md.before == nil {
 		return
@@ -133,16 +144,13 @@ func (md *model) finish(what string, returned []meshlet.BatchHandle, checkReturn
 	if len(seen) != 0 {
 		md.t.Fatalf("%s: reported batches not live before: %v", what, seen)
 	}
-	if checkReturned && !slices.Equal(returned, md.notified) {
-		md.t.Fatalf("%s: returned %v, OnMove got %v", what, returned, md.notified)
-	}
 }
 
 func (md *model) add(words, n uint32) (meshlet.BatchHandle, error) {
 	w := md.makeBatch(words, n)
 	md.start()
 	h, err := md.m.Add(w.data, w.rows)
-	md.finish("add", nil, false)
+	md.finish("add")
 	if err == nil {
 		md.batch[h] = w
 		md.pos[h] = len(md.live)
@@ -154,7 +162,7 @@ func (md *model) add(words, n uint32) (meshlet.BatchHandle, error) {
 func (md *model) clone(src meshlet.BatchHandle) (meshlet.BatchHandle, error) {
 	md.start()
 	h, err := md.m.Clone(src)
-	md.finish("clone", nil, false)
+	md.finish("clone")
 	if err == nil {
 		md.batch[h] = md.batch[src]
 		md.pos[h] = len(md.live)
@@ -189,22 +197,20 @@ func (md *model) sweep(b arena.Budget) []meshlet.BatchHandle {
 	md.light = false
 	defer func() { md.light = light }()
 	md.start()
-	changed, err := md.m.Sweep(b)
-	if err != nil {
+	if err := md.m.Sweep(b); err != nil {
 		md.t.Fatalf("sweep: %v", err)
 	}
-	md.finish("sweep", changed, true)
-	return changed
+	md.finish("sweep")
+	return md.notified
 }
 
 func (md *model) compact() {
 	md.t.Helper()
 	md.start()
-	changed, err := md.m.Compact()
-	if err != nil {
+	if err := md.m.Compact(); err != nil {
 		md.t.Fatalf("compact: %v", err)
 	}
-	md.finish("compact", changed, true)
+	md.finish("compact")
 }
 
 // readAll reads a whole buffer as words.
@@ -358,7 +364,7 @@ func TestBadInput(t *testing.T) {
 		if _, err := m.Add([]uint32{1}, []uint32{0, 0, 0}); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Add after release: %v", err)
 		}
-		if _, err := m.Sweep(arena.Budget{}); !errors.Is(err, device.ErrReleased) {
+		if err := m.Sweep(arena.Budget{}); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Sweep after release: %v", err)
 		}
 		if _, err := m.Lookup(h2); !errors.Is(err, device.ErrReleased) {

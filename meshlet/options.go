@@ -59,13 +59,6 @@ type Options struct {
 	// the fence of the submission that carries the frame), and releases it
 	// after the manager.
 	Belt *staging.Belt
-
-	// OnMove, if set, is called once for every batch whose data or rows
-	// moved during a call (Sweep, Compact, or an Add or Clone whose
-	// allocation compacted an arena), after the call's device work is
-	// recorded and its rows patched. It may call Lookup, but nothing that
-	// changes the manager.
-	OnMove func(BatchHandle)
 }
 
 // resolve fills in defaults and checks o; the arenas check the rest.

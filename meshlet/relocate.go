@@ -31,7 +31,9 @@ import (
 //     reports its own allocations moved, and writes them where they end).
 //  3. settle: one device.Patch on the rows buffer adds each shift to every
 //     address word of its batch's rows, at the rows' offsets of the moment
-//     the patch is recorded; then OnMove runs for each changed batch.
+//     the patch is recorded; then the call counts its changed batches
+//     (Stats.Changed). The moves themselves went to the change log as
+//     they came (Changes).
 //
 // Why the order is right: device work runs in call order, and between two
 // arena calls the rows arena's offsets say where each row is on the device.
@@ -124,38 +126,31 @@ func appendPatches(p []device.Patch, first, n, rowWords, addressWord, delta uint
 	return p
 }
 
-// settle ends a call begun by begin: the pending patches, then OnMove.
+// settle ends a call begun by begin: the pending patches, then the count.
 // It returns err, joined with the patch's error if that fails too.
 func (m *Manager) settle(err error) error {
 	if perr := m.patch(); perr != nil {
 		err = errors.Join(err, perr)
 	}
 	m.stats.Changed += uint64(len(m.changed))
-	if m.opts.OnMove != nil {
-		for _, h := range m.changed {
-			m.opts.OnMove(h)
-		}
-	}
 	return err
 }
 
 // Sweep takes one budgeted step of each arena's running sweep (see
-// arena.Arena.Sweep), patches the address words of every batch whose data
-// moved, and returns the batches that moved, each once whether its data,
-// its rows or both moved (OnMove is called for each too). The slice is
-// the manager's, valid until its next call.
+// arena.Arena.Sweep) and patches the address words of every batch whose
+// data moved. Changes reports the moved batch parts.
 //
 // The budget (zero fields take Options.Budget's) is spent across both
 // arenas: the second gets the moves, bytes and steps the first left, and
 // none when the first spent any of them; the arenas take turns going
 // first, so neither starves. O(budget + patched rows); no allocation once
 // the manager's reused slices have grown.
-func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
+func (m *Manager) Sweep(budget arena.Budget) error {
 	if !m.gone {
 		m.ids.Flush() // removed handles, for the Remotes' reservations
 	}
 	if m.gone {
-		return nil, errReleased
+		return errReleased
 	}
 	b := budget.Or(m.opts.Budget)
 	first, second := m.data, m.rows
@@ -182,16 +177,16 @@ func (m *Manager) Sweep(budget arena.Budget) ([]BatchHandle, error) {
 	if err != nil {
 		err = fmt.Errorf("meshlet: sweep: %w", err)
 	}
-	return m.changed, m.settle(err)
+	return m.settle(err)
 }
 
 // Compact packs both arenas fully (arena.Arena.Compact), ending any sweep,
-// patches the moved batches' address words and returns the moved batches,
-// as Sweep does. O(batches + patched rows); no allocation once the
+// and patches the moved batches' address words; Changes reports the
+// moved batch parts. O(batches + patched rows); no allocation once the
 // reused slices have grown.
-func (m *Manager) Compact() ([]BatchHandle, error) {
+func (m *Manager) Compact() error {
 	if m.gone {
-		return nil, errReleased
+		return errReleased
 	}
 	m.begin()
 	_, err := m.data.Compact()
@@ -201,7 +196,7 @@ func (m *Manager) Compact() ([]BatchHandle, error) {
 	if err != nil {
 		err = fmt.Errorf("meshlet: compact: %w", err)
 	}
-	return m.changed, m.settle(err)
+	return m.settle(err)
 }
 
 // Shrink gives memory back now, whatever Options.ShrinkBelow: it packs

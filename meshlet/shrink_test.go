@@ -74,7 +74,7 @@ func TestShrinkAfterUnload(t *testing.T) {
 		if err != nil || freed == 0 {
 			t.Fatalf("Shrink: %d bytes given back, %v", freed, err)
 		}
-		md.finish("shrink", nil, false)
+		md.finish("shrink")
 		if md.m.Stats().Shrinks == before {
 			t.Fatalf("Shrink shrank nothing: %+v", md.m.Stats())
 		}

@@ -127,8 +127,7 @@ func (w *meshletWorkload) frame(f *frameState) error {
 	if !w.m.Armed() && (fragmented(st.Data) || fragmented(st.Rows)) {
 		w.m.Arm()
 	}
-	_, err := w.m.Sweep(arena.Budget{})
-	return err
+	return w.m.Sweep(arena.Budget{})
 }
 
 // fragmented reports whether an arena's free space is worth a sweep: more
