@@ -155,6 +155,10 @@ func (a *Arena) placeAll(out []Placement, reqs []Request, some bool) error {
 func (a *Arena) sizeBatch(reqs []Request, some bool) error {
 	a.sizes = slices.Grow(a.sizes[:0], len(reqs))[:len(reqs)]
 	es := uint64(a.opts.ElemSize)
+	var held uint32
+	if some {
+		held = a.maxHeld()
+	}
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Elems == 0 || uint64(len(r.Data)) > uint64(r.Elems)*es {
@@ -162,7 +166,7 @@ func (a *Arena) sizeBatch(reqs []Request, some bool) error {
 				a.opts.Label, i, len(reqs), ErrInvalidSize, len(r.Data), r.Elems, es)
 		}
 		size, err := a.size(r.Elems)
-		if some && (err != nil || !a.opts.Holds(r.Elems)) {
+		if some && (err != nil || size > held) {
 			size, err = 0, nil // left
 		}
 		if err != nil {
@@ -171,6 +175,25 @@ func (a *Arena) sizeBatch(reqs []Request, some bool) error {
 		a.sizes[i] = size
 	}
 	return nil
+}
+
+// maxHeld returns the largest size whose bin's size is within MaxElems,
+// 0 if none. For a request a.size sized without error (its elements and
+// margin, perhaps rounded to its bin, within MaxElems), Options.Holds is
+// that size at most maxHeld. Bin sizes grow with the size, so a binary
+// search finds the bound, once a batch: sizeBatch spares a copy of the
+// options, a division and a RoundUp per request.
+func (a *Arena) maxHeld() uint32 {
+	lo, hi := uint32(0), a.opts.MaxElems
+	for lo < hi {
+		mid := hi - (hi-lo)/2
+		if need, ok := offset.RoundUp(mid); ok && need <= a.opts.MaxElems {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 // placeHoles is step 1: it allocates every request a free region serves

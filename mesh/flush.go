@@ -112,7 +112,7 @@ func (a *Allocator) flush() error {
 				continue
 			}
 			g := &a.groups[a.groupOf(p.layout)]
-			if !g.limits.Holds(pc.slots) {
+			if pc.slots > g.maxHeld {
 				// Too large for a slab of its layout, margin included.
 				if err := a.placeOwn(p, pc); err != nil {
 					return err
@@ -145,8 +145,10 @@ const groupDirect = 256
 // slabs, and the sizes of the layout's slabs.
 type group struct {
 	layout Layout
-	limits arena.Options // what a slab of the layout holds (Holds)
-	pieces []piece
+	// maxHeld is the most slots a slab of the layout holds, margin
+	// included (arena.Options.Holds, which grows with the slots).
+	maxHeld uint32
+	pieces  []piece
 }
 
 // resetGroups empties the groups of the previous Flush, keeping their
@@ -183,7 +185,7 @@ func (a *Allocator) groupOf(l Layout) int {
 		a.groups = append(a.groups, group{})
 	}
 	g := &a.groups[i]
-	g.layout, g.limits, g.pieces = l, a.set.slabLimits(l), g.pieces[:0]
+	g.layout, g.maxHeld, g.pieces = l, maxHeld(a.set.slabLimits(l)), g.pieces[:0]
 	a.ngroups++
 	if at != nil {
 		*at = uint32(i + 1)
@@ -194,6 +196,23 @@ func (a *Allocator) groupOf(l Layout) int {
 		a.groupBig[l] = uint32(i + 1)
 	}
 	return i
+}
+
+// maxHeld returns the most elements o.Holds accepts, 0 if none. Holds is
+// monotone (a request holds when its size and its bin's size are within
+// MaxElems, and both grow with it), so a binary search finds the bound:
+// a Flush checks its arrays against it, sparing one Holds per array.
+func maxHeld(o arena.Options) uint32 {
+	lo, hi := uint32(0), o.MaxElems // Holds(lo) or lo == 0; Holds(e) false for e > hi
+	for lo < hi {
+		mid := hi - (hi-lo)/2
+		if o.Holds(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 // placeOwn creates p's buffer of its own.

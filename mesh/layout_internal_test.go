@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
 )
 
@@ -22,6 +23,25 @@ func TestShapeFitsSlices(t *testing.T) {
 		sh := s.shape(l)
 		if elems := uint64(sh.maxSlots) * uint64(l.ElemsPerSlot()); elems > math.MaxUint32 || sh.maxSlots == 0 {
 			t.Errorf("%v: slabs of up to %d slots, %d elements: Slice.End would wrap", l, sh.maxSlots, elems)
+		}
+	}
+}
+
+// TestMaxHeld: maxHeld is the bound of Holds, which Flush checks arrays
+// against instead of calling Holds for each.
+func TestMaxHeld(t *testing.T) {
+	for _, o := range []arena.Options{
+		{},
+		{MaxElems: 1},
+		{MaxElems: 100},
+		{MaxElems: 100, ElemSize: 4, GuardBytes: 16},
+		{MaxElems: 1000, ElemSize: 12, GuardBytes: 5},
+		{MaxElems: 1 << 20, ElemSize: 256, GuardBytes: 4},
+		{MaxElems: math.MaxUint32, ElemSize: 4},
+	} {
+		m := maxHeld(o)
+		if (m > 0 && !o.Holds(m)) || (m < math.MaxUint32 && o.Holds(m+1)) {
+			t.Errorf("%+v: maxHeld %d, Holds there %v, above %v", o, m, o.Holds(m), o.Holds(m+1))
 		}
 	}
 }
