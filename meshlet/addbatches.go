@@ -41,8 +41,8 @@ type Batch struct {
 // Errors: those of Add, for the first batch that fails, wrapped with its
 // index in batches. Invalid input (ErrInvalidBatch, ErrInvalidAddress) is
 // found before anything is allocated. O(total words + rows + n log n)
-// for n batches; two small allocations per batch (its fill functions)
-// besides dst's growth, unless an arena grows or compacts.
+// for n batches; amortized no allocation besides dst's growth, unless an
+// arena grows or compacts.
 func (m *Manager) AddBatches(dst []BatchHandle, batches []Batch) ([]BatchHandle, error) {
 	if m.gone {
 		return dst, errReleased
@@ -92,12 +92,17 @@ func (m *Manager) endHandles(hs []BatchHandle) {
 // of all, whose address words need the data's offsets. When the rows fail
 // the data is given back.
 func (m *Manager) addBatches(hs []BatchHandle, batches []Batch) error {
-	defer func() { clear(m.reqs) }() // no caller slice kept past the call
+	fs := m.fillers(len(batches))
+	defer func() { // no caller slice kept past the call
+		clear(m.reqs)
+		for _, f := range fs {
+			f.words = nil
+		}
+	}()
 	reqs := m.reqs[:0]
 	for i, bt := range batches {
-		data := bt.Data
-		reqs = append(reqs, arena.Request{Owner: uint64(hs[i].id()), Elems: uint32(len(data)),
-			Fill: func(dst []byte) { putWords(dst, data, 0, 0, 0) }})
+		fs[i].words, fs[i].add = bt.Data, 0
+		reqs = append(reqs, arena.Request{Owner: uint64(hs[i].id()), Elems: uint32(len(bt.Data)), Fill: fs[i].fn})
 	}
 	m.reqs = reqs
 	dps, _, err := m.data.Place(m.dps[:0], reqs, m.up)
@@ -108,9 +113,9 @@ func (m *Manager) addBatches(hs []BatchHandle, batches []Batch) error {
 	rw, aw := m.opts.RowWords, m.opts.AddressWord
 	reqs = reqs[:0]
 	for i, bt := range batches {
-		rows, base := bt.Rows, dps[i].Offset
-		reqs = append(reqs, arena.Request{Owner: uint64(hs[i].id()), Elems: uint32(len(rows)) / rw,
-			Fill: func(dst []byte) { putWords(dst, rows, rw, aw, base) }})
+		f := fs[i]
+		f.words, f.rowWords, f.addr, f.add = bt.Rows, rw, aw, dps[i].Offset
+		reqs = append(reqs, arena.Request{Owner: uint64(hs[i].id()), Elems: uint32(len(bt.Rows)) / rw, Fill: f.fn})
 	}
 	rps, _, err := m.rows.Place(m.rps[:0], reqs, m.up)
 	m.rps = rps
@@ -125,6 +130,32 @@ func (m *Manager) addBatches(hs []BatchHandle, batches []Batch) error {
 		m.register(h, dps[i].Handle, rps[i].Handle, uint32(len(batches[i].Data)), uint32(len(batches[i].Rows))/rw)
 	}
 	return nil
+}
+
+// filler writes one batch's words as an arena.Request's Fill: putWords
+// of its fields. fn is its put method, bound once, so that AddBatches
+// makes no closure per batch.
+type filler struct {
+	words               []uint32
+	rowWords, addr, add uint32
+	fn                  func(dst []byte)
+}
+
+func (f *filler) put(dst []byte) { putWords(dst, f.words, f.rowWords, f.addr, f.add) }
+
+// fillers returns n fillers, kept for the next calls: it allocates only
+// for more batches than a call has had before (the new fillers, and a
+// method value each).
+func (m *Manager) fillers(n int) []*filler {
+	if k := n - len(m.fills); k > 0 {
+		fresh := make([]filler, k)
+		for i := range fresh {
+			f := &fresh[i]
+			f.fn = f.put
+			m.fills = append(m.fills, f)
+		}
+	}
+	return m.fills[:n]
 }
 
 // putWords writes words into dst as little-endian bytes, with add added

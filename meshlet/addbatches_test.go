@@ -131,6 +131,37 @@ func TestAddBatchesMatchesAdd(t *testing.T) {
 	})
 }
 
+// After a first call, AddBatches of as many batches allocates nothing
+// (its fill functions are kept), when the arenas neither grow nor compact.
+func TestAddBatchesAllocs(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	m, err := meshlet.New(dev, meshlet.Options{RowWords: 4, AddressWord: 0,
+		Data: arena.Options{InitialElems: 1 << 16}, Rows: arena.Options{InitialElems: 1 << 12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	batches := make([]meshlet.Batch, 50)
+	for i := range batches {
+		batches[i] = meshlet.Batch{Data: make([]uint32, 10+i), Rows: []uint32{0, 1, 2, 3, 4, 5, 6, 7}}
+	}
+	hs := make([]meshlet.BatchHandle, 0, len(batches))
+	round := func() {
+		if hs, err = m.AddBatches(hs[:0], batches); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hs {
+			if err := m.Remove(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	round()
+	if n := testing.AllocsPerRun(10, round); n != 0 {
+		t.Errorf("%v allocations a call", n)
+	}
+}
+
 // Invalid input is refused before anything is allocated, naming the
 // batch; nothing changes, and the manager keeps working.
 func TestAddBatchesBadInput(t *testing.T) {

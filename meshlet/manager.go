@@ -83,6 +83,7 @@ type Manager struct {
 	up       arena.Uploader
 	reqs     []arena.Request   // reused arena batch
 	one      [1]arena.Request  // Add's batch
+	fills    []*filler         // AddBatches' fill functions, reused
 	dps, rps []arena.Placement // reused placements, data and rows
 
 	rowLen uint32 // bytes per row: RowWords*4
