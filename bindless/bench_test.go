@@ -126,7 +126,7 @@ func BenchmarkCompact(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		n, _, err := r.Compact(func(int, bindless.Handle, bindless.Handle) {})
+		n, _, err := r.Compact()
 		if err != nil || n == 0 {
 			b.Fatalf("Compact: %d moves, %v", n, err)
 		}

@@ -30,7 +30,7 @@ func TestChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		n, _, err := r.Compact(nil)
+		n, _, err := r.Compact()
 		if err != nil || n == 0 {
 			t.Fatalf("Compact: %d moves, %v", n, err)
 		}

@@ -28,14 +28,11 @@ import (
 // and a registered texture only ever moves down, into a layer of its own
 // bucket; no page is created or grown.
 //
-// Handles change: moved, when not nil, is called once per texture whose
-// handle changed, with its id, its old handle and its new one, in the
-// order of the moves, after the last move and the trims (when Handle,
-// Locate and Pages already give the new layout; moved may read the
-// registry, but a Register, Unregister or Compact from it would make the
-// reports after it stale). The caller rewrites its materials' handles
-// (or whatever table holds them) there and rebuilds its bind groups:
-// Version changes when a texture moved, as it does when pages change.
+// Handles change: Changes reports a Moved per texture whose handle
+// changed (Moved reads its old and new handle), in the order of the
+// moves. The caller rewrites its materials' handles (or whatever table
+// holds them) from them and rebuilds its bind groups: Version changes
+// when a texture moved, as it does when pages change.
 // Work submitted before Compact still reads the old layers (device work
 // runs in call order); a frame recorded after it must use the new
 // handles, since an old one names a free layer that the next
@@ -47,52 +44,42 @@ import (
 // that texture where it was (its id, handle and texels unchanged), and
 // Compact moves no more, still gives back as above (the pages the moves
 // before it emptied released, every live page trimmed to its layers in
-// use), and returns the error with the moves done (reported to moved)
+// use), and returns the error with the moves done (reported by Changes)
 // and the bytes given back. A trim the device or a budget refuses leaves
 // that page as it was, as in Shrink. Every id maps to a layer holding its
-// texels whatever fails. O(layers) plus the copies; it allocates the
-// list of moves. It fails with device.ErrReleased, or with the device's error.
-func (r *Registry[K]) Compact(moved func(id K, from, to Handle)) (int, uint64, error) {
+// texels whatever fails. O(layers) plus the copies; it does not allocate
+// but to grow the change log. It fails with device.ErrReleased, or with the device's error.
+func (r *Registry[K]) Compact() (moved int, freedBytes uint64, err error) {
 	if r.released {
 		return 0, 0, fmt.Errorf("bindless: Compact: %w", errReleased)
 	}
-	var moves []move[K]
-	var err error
 	for i, p := range r.pages {
 		if b := p.b; b.pages[0] == i { // each bucket once, in page order
-			if moves, err = r.compactBucket(b, moves); err != nil {
+			var n int
+			n, err = r.compactBucket(b)
+			moved += n
+			if err != nil {
 				break
 			}
 		}
 	}
-	if len(moves) > 0 {
+	if moved > 0 {
 		r.version++
-		r.texturesMoved += uint64(len(moves))
+		r.texturesMoved += uint64(moved)
 	}
-	freed := r.shrink(true)
-	if moved != nil {
-		for _, m := range moves {
-			moved(m.id, m.from, m.to)
-		}
-	}
+	freedBytes = r.shrink(true)
 	if err != nil {
-		return len(moves), freed, fmt.Errorf("bindless: Compact: %w", err)
+		return moved, freedBytes, fmt.Errorf("bindless: Compact: %w", err)
 	}
-	return len(moves), freed, nil
-}
-
-// move is one texture Compact moved.
-type move[K comparable] struct {
-	id       K
-	from, to Handle
+	return moved, freedBytes, nil
 }
 
 // compactBucket moves the registered textures of b from its highest
 // layers into its lowest available ones, while the lowest available
-// layer lies below the highest registered one, and appends the moves to
-// moves. It stops at the first copy the device refuses, with that
+// layer lies below the highest registered one, and returns how many it
+// moved. It stops at the first copy the device refuses, with that
 // texture where it was.
-func (r *Registry[K]) compactBucket(b *bucket, moves []move[K]) ([]move[K], error) {
+func (r *Registry[K]) compactBucket(b *bucket) (moved int, err error) {
 	// The highest registered layer: a cursor walking down the bucket's
 	// pages. Layers above it are free (moved out) or not registered;
 	// destinations lie below it, so it meets them last.
@@ -122,15 +109,15 @@ func (r *Registry[K]) compactBucket(b *bucket, moves []move[K]) ([]move[K], erro
 		s := r.take(int(di), takenLayer)
 		if err := r.dev.CopyTextureLayer(p.tex, uint32(l), r.pages[di].tex, s.h.Layer()); err != nil {
 			r.unalloc(s)
-			return moves, fmt.Errorf("move %v (%v) to %v: %w", p.owner[l], from, s.h, err)
+			return moved, fmt.Errorf("move %v (%v) to %v: %w", p.owner[l], from, s.h, err)
 		}
 		id := p.owner[l]
 		r.changes.Moved(uint64(from)<<32|uint64(s.h), memory.Change{Owner: uint64(from)<<32 | uint64(s.h),
 			OldTexture: p.tex, Texture: r.pages[di].tex, FromLayer: uint32(l), ToLayer: s.h.Layer()})
 		r.freeLayer(from)
 		r.own(id, s.h)
-		moves = append(moves, move[K]{id, from, s.h})
+		moved++
 		l--
 	}
-	return moves, nil
+	return moved, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // copyRefuser is a device that lets allow more layer copies through and
@@ -133,9 +134,15 @@ func (m *model) compact(allow int, refused bool) error {
 			defer m.dev.(*host.Device).FailNextCreates(0)
 		}
 		var freed uint64
-		n, freed, cerr = m.r.Compact(func(id string, from, to bindless.Handle) {
-			got = append(got, moveOf{id, from, to})
-		})
+		m.r.Changes(nil)
+		n, freed, cerr = m.r.Compact()
+		for _, c := range m.r.Changes(nil) {
+			if c.Kind == memory.Moved {
+				from, to := bindless.Moved(c)
+				id, _ := m.r.Source(to)
+				got = append(got, moveOf{id, from, to})
+			}
+		}
 		return freed, nil
 	})
 	if err != nil {
@@ -215,7 +222,7 @@ func compactScene(t *testing.T, dev device.Device) (*model, *copyRefuser) {
 // other page), Compact moves the
 // textures down, gives back the emptied pages and trims the rest to
 // exactly their textures, every texture reads back intact through its
-// new handle, the callback reports exactly the handles that changed, a
+// new handle, Changes reports exactly the handles that changed, a
 // second Compact moves nothing, and registrations after it grow the
 // trimmed pages back; on every backend.
 func TestCompact(t *testing.T) {
@@ -251,7 +258,13 @@ func TestCompact(t *testing.T) {
 		t.Logf("%d of %d textures moved; layers %d -> %d, pages %d -> %d (%d vacant), %d bytes given back",
 			changed, len(m.want), before.Layers, st.Layers, before.Pages, st.Pages, st.Vacant, st.BytesReleased)
 		version := r.Version()
-		n, freed, err := r.Compact(func(id string, _, _ bindless.Handle) { t.Errorf("second Compact moved %q", id) })
+		r.Changes(nil)
+		n, freed, err := r.Compact()
+		for _, c := range r.Changes(nil) {
+			if c.Kind == memory.Moved {
+				t.Errorf("second Compact moved %v", c)
+			}
+		}
 		if n != 0 || freed != 0 || err != nil || r.Version() != version {
 			t.Fatalf("second Compact: %d moves, %d bytes, %v, version %d -> %d", n, freed, err, version, r.Version())
 		}
@@ -264,7 +277,7 @@ func TestCompact(t *testing.T) {
 			t.Fatalf("no trimmed page grew back: %+v", r.Stats())
 		}
 		r.Release()
-		if _, _, err := r.Compact(nil); !errors.Is(err, device.ErrReleased) {
+		if _, _, err := r.Compact(); !errors.Is(err, device.ErrReleased) {
 			t.Fatalf("Compact after Release: %v", err)
 		}
 	})

@@ -72,9 +72,9 @@
 // the bottom of the bucket, then releases the emptied pages and trims
 // every live page to exactly its layers in use (Shrink trims only pages
 // half empty). The defaults never move. Each texture moved gets a new
-// handle, reported to Compact's callback with its old one: the caller
-// rewrites its materials or handle tables there and rebuilds its bind
-// groups (Version changes). Work submitted before still reads the old
+// handle, reported by Changes with its old one (a memory.Change that
+// Moved reads): the caller rewrites its materials or handle tables from
+// them and rebuilds its bind groups (Version changes). Work submitted before still reads the old
 // layers, since device work runs in call order and pages are released
 // only after the GPU finishes the work recorded on them; work recorded
 // after must use the new handles. A move is a copy, then a commit: a
@@ -103,7 +103,7 @@
 //     page 0 (the defaults') never is.
 //   - A failed call changes nothing the caller can see: no handle, no page,
 //     no version. (Compact, whose moves commit one by one, keeps the moves
-//     made before a failure, reported to its callback, and still releases
+//     made before a failure, reported by Changes, and still releases
 //     and trims pages as it does without one.)
 //
 // # Caveats

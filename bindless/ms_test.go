@@ -7,6 +7,7 @@ import (
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // TestRegistryMultisampled registers copies of 4-sample textures: one
@@ -39,9 +40,14 @@ func TestRegistryMultisampled(t *testing.T) {
 		// page 2 and trims page 0 to the defaults' 3 layers of 4 bytes.
 		must(t, r.Unregister("c"))
 		var moves []string
-		n, freed, err := r.Compact(func(id string, from, to bindless.Handle) {
-			moves = append(moves, fmt.Sprint(id, " ", from, " -> ", to))
-		})
+		r.Changes(nil)
+		n, freed, err := r.Compact()
+		for _, c := range r.Changes(nil) {
+			if from, to := bindless.Moved(c); c.Kind == memory.Moved {
+				id, _ := r.Source(to)
+				moves = append(moves, fmt.Sprint(id, " ", from, " -> ", to))
+			}
+		}
 		must(t, err)
 		if h, _ := r.Handle("b"); n != 1 || h.String() != "1:0" || r.NumPages() != 2 || freed != 8*8*4*4+4*uint64(dev.Limits().MaxArrayLayers-3) || fmt.Sprint(moves) != "[b 2:0 -> 1:0]" {
 			t.Fatalf("Compact: %d moves %v, %d bytes, b at %v, %d pages", n, moves, freed, h, r.NumPages())

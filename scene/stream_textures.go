@@ -58,6 +58,7 @@ type textureWorkload struct {
 	bytes                    uint64 // texels registered
 	versions                 uint64 // Version changes seen: pages added
 	version                  uint64
+	changes                  []memory.Change // the registry's Changes, reused
 }
 
 type textureZone struct {
@@ -136,30 +137,17 @@ func (w *textureWorkload) frame(f *frameState) error {
 		// A level change: the textures left move down into the layers the
 		// unloaded ones freed, and the pages no texture uses any more go,
 		// the others trimmed to their textures (Compact, opt-in: handles
-		// change, so the materials' handles are rewritten as it reports
-		// the moves; a renderer rebuilds its bind group at the version
-		// change below).
-		var byName map[string]*demoTexture
-		var stale error
+		// change, so the materials' handles are rewritten from the moves
+		// Changes reports; a renderer rebuilds its bind group at the
+		// version change below).
 		tm := f.gpumem.start(mgrBindless)
-		_, _, err := w.r.Compact(func(id string, from, to bindless.Handle) {
-			if byName == nil {
-				byName = make(map[string]*demoTexture, len(w.live))
-				for _, t := range w.live {
-					byName[t.name] = t
-				}
-			}
-			t := byName[id]
-			if t == nil || t.h != from {
-				stale = fmt.Errorf("Compact moved %s from %v, the demo holds %v", id, from, t)
-				return
-			}
-			t.h = to
-		})
+		_, _, err := w.r.Compact()
+		w.changes = w.r.Changes(w.changes[:0])
 		f.gpumem.stop(tm)
-		if err == nil {
+		if stale := w.rehandle(w.changes); err == nil {
 			err = stale
 		}
+		clear(w.changes)
 		if err != nil {
 			return fmt.Errorf("compact the textures: %w", err)
 		}
@@ -167,6 +155,38 @@ func (w *textureWorkload) frame(f *frameState) error {
 	if v := w.r.Version(); v != w.version {
 		w.version = v
 		w.versions++ // a renderer rebuilds its bind group here
+	}
+	return nil
+}
+
+// rehandle rewrites the handles of the textures that cs reports moved
+// (every handle, when the list overflowed), and fails for a move of a
+// handle the demo does not hold.
+func (w *textureWorkload) rehandle(cs []memory.Change) error {
+	var byHandle map[bindless.Handle]*demoTexture
+	for _, c := range cs {
+		switch c.Kind {
+		case memory.Overflowed:
+			for _, t := range w.live {
+				t.h, _ = w.r.Handle(t.name)
+			}
+			byHandle = nil
+		case memory.Moved:
+			if byHandle == nil {
+				byHandle = make(map[bindless.Handle]*demoTexture, len(w.live))
+				for _, t := range w.live {
+					byHandle[t.h] = t
+				}
+			}
+			from, to := bindless.Moved(c)
+			t := byHandle[from]
+			if t == nil {
+				return fmt.Errorf("Compact moved %v to %v, the demo holds no texture there", from, to)
+			}
+			t.h = to
+			delete(byHandle, from)
+			byHandle[to] = t
+		}
 	}
 	return nil
 }

@@ -388,7 +388,7 @@ func TestRendererInTheLoop(t *testing.T) {
 			_, err = reg.Shrink()
 			stats["bindless shrinks"]++
 		case 5:
-			_, _, err = reg.Compact(nil)
+			_, _, err = reg.Compact()
 			stats["bindless compactions"]++
 		}
 		if err != nil {
