@@ -214,7 +214,7 @@ func TestChurnSweepKeepsData(t *testing.T) {
 		var moved []arena.Move
 		a, err := arena.New(dev, arena.Options{
 			InitialElems: 512,
-			Budget:       arena.Budget{Moves: 8},
+			SweepLimits:  arena.SweepLimits{Moves: 8},
 			OnMove:       func(m arena.Move) { moved = append(moved, m) },
 		})
 		if err != nil {
@@ -242,7 +242,7 @@ func TestChurnSweepKeepsData(t *testing.T) {
 				}
 			}
 			moved = moved[:0]
-			ms, err := a.Sweep(arena.Budget{})
+			ms, err := a.Sweep(arena.SweepLimits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestChurnSweepKeepsData(t *testing.T) {
 		for range 2 {
 			a.Arm()
 			for i := 0; a.Armed(); i++ {
-				if _, err := a.Sweep(arena.Budget{}); err != nil {
+				if _, err := a.Sweep(arena.SweepLimits{}); err != nil {
 					t.Fatal(err)
 				}
 				if i > 10000 {

@@ -94,7 +94,7 @@ func replayArena(tb testing.TB, prog *trace.Program, opts arena.Options) packing
 			// Capacity rises only in Allocate and falls only in Sweep:
 			// its peak is seen before some Sweep or at the end.
 			p.peakCapacity = max(p.peakCapacity, uint64(a.Stats().CapacityElems))
-			if _, err := a.Sweep(arena.Budget{}); err != nil {
+			if _, err := a.Sweep(arena.SweepLimits{}); err != nil {
 				tb.Fatal(err)
 			}
 		}
@@ -215,7 +215,7 @@ func BenchmarkSweep(b *testing.B) {
 					fragment()
 				}
 				t0 := time.Now()
-				ms, err := a.Sweep(arena.Budget{})
+				ms, err := a.Sweep(arena.SweepLimits{})
 				spent += time.Since(t0)
 				if err != nil {
 					b.Fatal(err)

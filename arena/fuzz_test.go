@@ -56,7 +56,7 @@ func runArena(data []byte) error {
 			moveErr = fmt.Errorf("OnMove %+v: owner %#x, want %#x (live %v)", m, m.Owner, w, ok)
 		}
 	}
-	opts := arena.Options{InitialElems: 32, MaxAllocs: 128, Budget: arena.Budget{Moves: 2}, OnMove: onMove}
+	opts := arena.Options{InitialElems: 32, MaxAllocs: 128, SweepLimits: arena.SweepLimits{Moves: 2}, OnMove: onMove}
 	// The first byte's high bits (its command reads the low three) turn on
 	// shrinking (bit 6) and guards (bit 7).
 	if len(data) > 0 && data[0]&0x40 != 0 {
@@ -165,7 +165,7 @@ func runArena(data []byte) error {
 			if y&1 == 1 {
 				a.Arm()
 			}
-			moves, err := a.Sweep(arena.Budget{})
+			moves, err := a.Sweep(arena.SweepLimits{})
 			if err != nil {
 				return err
 			}

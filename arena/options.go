@@ -48,8 +48,9 @@ type Options struct {
 	// at once (its allocator's node limit). Default 65,536; at most
 	// MaxAllocsLimit.
 	MaxAllocs uint32
-	// Budget bounds one Sweep call. Zero fields take DefaultBudget's.
-	Budget Budget
+	// SweepLimits bounds one Sweep call. Zero fields take
+	// DefaultSweepLimits's.
+	SweepLimits SweepLimits
 	// Fragmented is what a refusal does when the room is there in pieces.
 	// Default SweepThenCompact.
 	Fragmented Strategy
@@ -123,10 +124,11 @@ func (s Strategy) String() string {
 	return fmt.Sprintf("Strategy(%d)", uint8(s))
 }
 
-// Budget bounds the work of one Sweep call so a frame's cost is bounded.
+// SweepLimits bounds the work of one Sweep call so a frame's cost is
+// bounded. (A byte limit on memory held is package budget's.)
 // The call stops at whichever is met first, but makes at least one move
 // when one is possible, however large.
-type Budget struct {
+type SweepLimits struct {
 	// Moves is the most allocations moved.
 	Moves int
 	// Bytes is the most bytes moved.
@@ -135,13 +137,14 @@ type Budget struct {
 	Steps int
 }
 
-// DefaultBudget is the Budget a zero Options.Budget means: 64 moves, 4 MiB
-// and 4,096 steps.
-var DefaultBudget = Budget{Moves: 64, Bytes: 4 << 20, Steps: 4096}
+// DefaultSweepLimits is what a zero Options.SweepLimits means: 64 moves,
+// 4 MiB and 4,096 steps.
+var DefaultSweepLimits = SweepLimits{Moves: 64, Bytes: 4 << 20, Steps: 4096}
 
 // Or returns b with its zero (or negative) fields taken from d: how a
-// partly filled Budget falls back to another (Options.Budget, DefaultBudget).
-func (b Budget) Or(d Budget) Budget {
+// partly filled SweepLimits falls back to another (Options.SweepLimits,
+// DefaultSweepLimits).
+func (b SweepLimits) Or(d SweepLimits) SweepLimits {
 	if b.Moves <= 0 {
 		b.Moves = d.Moves
 	}
@@ -222,7 +225,7 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	if g := o.MarginElems(); g >= o.MaxElems {
 		return o, fmt.Errorf("%w: GuardBytes %d: a margin of %d elements leaves no room in %d", ErrInvalidOptions, o.GuardBytes, g, o.MaxElems)
 	}
-	o.Budget = o.Budget.Or(DefaultBudget)
+	o.SweepLimits = o.SweepLimits.Or(DefaultSweepLimits)
 	o.Usage |= device.CopySrc | device.CopyDst | device.Storage
 	if err := o.Usage.Validate(); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrInvalidOptions, err)

@@ -67,7 +67,7 @@ func (o *owners) check(when string, moves []arena.Move) {
 func TestOwners(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dev device.Device) {
 		o := &owners{t: t, want: map[arena.Handle]uint64{}}
-		a, err := arena.New(dev, arena.Options{InitialElems: 64, MaxAllocs: 4096, GrowthFactor: 1.5, Budget: arena.Budget{Moves: 3}, OnMove: o.onMove})
+		a, err := arena.New(dev, arena.Options{InitialElems: 64, MaxAllocs: 4096, GrowthFactor: 1.5, SweepLimits: arena.SweepLimits{Moves: 3}, OnMove: o.onMove})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestOwners(t *testing.T) {
 			o.want[h] = w
 			live = append(live, h)
 			if i%37 == 0 {
-				moves, err := a.Sweep(arena.Budget{})
+				moves, err := a.Sweep(arena.SweepLimits{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -72,12 +72,12 @@ func (w *shrinkWorld) verify(t *testing.T) {
 // byte kept; one that stays more than ShrinkBelow full never shrinks.
 func TestShrinkWatch(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dev device.Device) {
-		o := arena.Options{InitialElems: 64, ShrinkBelow: 0.5, ShrinkAfter: 5, Budget: arena.Budget{Moves: 16}}
+		o := arena.Options{InitialElems: 64, ShrinkBelow: 0.5, ShrinkAfter: 5, SweepLimits: arena.SweepLimits{Moves: 16}}
 		w := newShrinkWorld(t, dev, o, 0.2)
 		before := w.a.Stats()
 		calls := 0
 		for ; calls < 200 && w.a.Stats().Shrinks == 0; calls++ {
-			if _, err := w.a.Sweep(arena.Budget{}); err != nil {
+			if _, err := w.a.Sweep(arena.SweepLimits{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -106,7 +106,7 @@ func TestShrinkWatch(t *testing.T) {
 
 		full := newShrinkWorld(t, dev, o, 0.7)
 		for range 200 {
-			if _, err := full.a.Sweep(arena.Budget{}); err != nil {
+			if _, err := full.a.Sweep(arena.SweepLimits{}); err != nil {
 				t.Fatal(err)
 			}
 		}

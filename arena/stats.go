@@ -23,7 +23,7 @@ type Stats struct {
 	Shrinks            uint64 // new, smaller buffers made to give memory back (shrink.go)
 	BytesCopied        uint64 // bytes copied by growths and shrinks
 	FullCompactions    uint64 // full compactions, by Compact or on refusal
-	SweepSteps         uint64 // allocations visited by sweeps and compactions, moved or not (Budget.Steps spends these)
+	SweepSteps         uint64 // allocations visited by sweeps and compactions, moved or not (SweepLimits.Steps spends these)
 	Moves              uint64 // allocations moved by sweeps and compactions
 	BytesMoved         uint64 // bytes those moves moved
 	SweepsArmed        uint64 // sweep episodes started

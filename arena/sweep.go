@@ -105,21 +105,22 @@ func (a *Arena) forget(id uint32) {
 	}
 }
 
-// Sweep takes one budgeted step of the running sweep episode, if any: it
-// slides up to budget.Moves allocations down (at least one when a move is
-// possible), records their bytes' moves on the device as one batch, calls
-// OnMove for each, and returns them. The slice is the arena's, valid until
-// its next call. Zero fields of budget take Options.Budget's. O(budget).
+// Sweep takes one bounded step of the running sweep episode, if any: it
+// slides up to limits.Moves allocations down (at least one when a move is
+// possible), records their bytes' moves on the device as one batch,
+// reports each (Changes, or OnMove), and returns them. The slice is the
+// arena's, valid until its next call. Zero fields of limits take
+// Options.SweepLimits's. O(limits).
 //
 // When the pass reaches the end with no hole left behind it, the episode
 // completes: all free space is one region at the tail. With
 // Options.ShrinkBelow, a call may also move the arena into a smaller
 // buffer (shrink.go).
-func (a *Arena) Sweep(budget Budget) ([]Move, error) {
+func (a *Arena) Sweep(limits SweepLimits) ([]Move, error) {
 	if a.released {
 		return nil, errReleased
 	}
-	completed, err := a.sweep(budget.Or(a.opts.Budget))
+	completed, err := a.sweep(limits.Or(a.opts.SweepLimits))
 	if completed {
 		a.stats.SweepsCompleted++
 	}
@@ -130,7 +131,7 @@ func (a *Arena) Sweep(budget Budget) ([]Move, error) {
 }
 
 // sweep runs the episode within b and reports whether it completed.
-func (a *Arena) sweep(b Budget) (completed bool, err error) {
+func (a *Arena) sweep(b SweepLimits) (completed bool, err error) {
 	a.moves, a.done = a.moves[:0], a.done[:0]
 	if !a.sw.armed {
 		return false, nil

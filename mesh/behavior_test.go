@@ -238,7 +238,7 @@ func TestModifyEveryFrame(t *testing.T) {
 					}
 				}
 				md.flush(t)
-				if err := md.a.Sweep(arena.Budget{}); err != nil {
+				if err := md.a.Sweep(arena.SweepLimits{}); err != nil {
 					t.Fatal(err)
 				}
 				md.a.Changes(nil)
@@ -281,7 +281,7 @@ func TestSweepReportsMoves(t *testing.T) {
 		}
 		moved := map[mesh.Handle]bool{}
 		for range 100 {
-			if err := md.a.Sweep(arena.Budget{Moves: 3}); err != nil {
+			if err := md.a.Sweep(arena.SweepLimits{Moves: 3}); err != nil {
 				t.Fatal(err)
 			}
 			md.verify(t)
@@ -334,7 +334,7 @@ func TestRelease(t *testing.T) {
 	nilA.Release()
 	for name, err := range map[string]error{
 		"Flush":   md.a.Flush(),
-		"Sweep":   md.a.Sweep(arena.Budget{}),
+		"Sweep":   md.a.Sweep(arena.SweepLimits{}),
 		"Compact": md.a.Compact(),
 		"Remove":  md.a.Remove(h),
 		"Modify":  md.a.Modify(h, mesh.Mesh{}),

@@ -52,7 +52,7 @@ func TestBelt(t *testing.T) {
 				}
 			}
 			md.flush(t)
-			if err := md.a.Sweep(arena.Budget{Moves: 8}); err != nil {
+			if err := md.a.Sweep(arena.SweepLimits{Moves: 8}); err != nil {
 				t.Fatal(err)
 			}
 			fence, err := dev.Fence()

@@ -257,7 +257,7 @@ func BenchmarkSteadyFrame(b *testing.B) {
 			if err := a.Flush(); err != nil {
 				b.Fatal(err)
 			}
-			if err := a.Sweep(arena.Budget{}); err != nil {
+			if err := a.Sweep(arena.SweepLimits{}); err != nil {
 				b.Fatal(err)
 			}
 			a.Changes(nil)

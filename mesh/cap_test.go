@@ -56,7 +56,7 @@ func TestFullSlabNoCompaction(t *testing.T) {
 		t.Fatalf("the batches found no other slab: %+v", st)
 	}
 	for range 100 {
-		if err := a.Sweep(arena.Budget{}); err != nil {
+		if err := a.Sweep(arena.SweepLimits{}); err != nil {
 			t.Fatal(err)
 		}
 	}

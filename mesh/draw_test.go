@@ -473,7 +473,7 @@ func TestDrawMatchesOwnBuffers(t *testing.T) {
 		if err := a.Flush(); err != nil {
 			t.Fatalf("frame %d: %v", frame, err)
 		}
-		if err := a.Sweep(arena.Budget{Moves: 24}); err != nil {
+		if err := a.Sweep(arena.SweepLimits{Moves: 24}); err != nil {
 			t.Fatalf("frame %d: sweep: %v", frame, err)
 		}
 		for _, c := range a.Changes(nil) {

@@ -81,7 +81,7 @@ func FuzzAllocator(f *testing.F) {
 				md.flush(t)
 				md.verify(t)
 			case 5:
-				if err := md.a.Sweep(arena.Budget{Moves: 1 + int(arg%4)}); err != nil {
+				if err := md.a.Sweep(arena.SweepLimits{Moves: 1 + int(arg%4)}); err != nil {
 					t.Fatal(err)
 				}
 				md.a.Changes(nil)
@@ -102,7 +102,7 @@ func FuzzAllocator(f *testing.F) {
 				i++
 				steps := 1 + int(arg%4)
 				md.a.Changes(nil) // forget what Flush compactions moved
-				if err := md.a.Sweep(arena.Budget{Steps: steps}); err != nil {
+				if err := md.a.Sweep(arena.SweepLimits{Steps: steps}); err != nil {
 					t.Fatal(err)
 				}
 				if n := len(md.a.Changes(nil)); n > steps {

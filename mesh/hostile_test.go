@@ -54,7 +54,7 @@ func TestSweepStepsPerCall(t *testing.T) {
 		md.remove(t, hs[i])
 	}
 	for _, steps := range []int{1, 2, 3} {
-		if err := md.a.Sweep(arena.Budget{Steps: steps, Moves: 1000, Bytes: 1 << 30}); err != nil {
+		if err := md.a.Sweep(arena.SweepLimits{Steps: steps, Moves: 1000, Bytes: 1 << 30}); err != nil {
 			t.Fatal(err)
 		}
 		moved := len(md.a.Changes(nil))

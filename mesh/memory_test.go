@@ -32,7 +32,7 @@ func TestMemory(t *testing.T) {
 				hs = append(hs[:i], hs[i+1:]...)
 			}
 			md.flush(t)
-			if err := md.a.Sweep(arena.Budget{Moves: 4}); err != nil {
+			if err := md.a.Sweep(arena.SweepLimits{Moves: 4}); err != nil {
 				t.Fatal(err)
 			}
 			checkMemory(t, md)

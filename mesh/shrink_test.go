@@ -61,7 +61,7 @@ func TestShrinkAfterUnload(t *testing.T) {
 		ls = kept
 		frames := 0
 		for ; frames < 400; frames++ {
-			if err := a.Sweep(arena.Budget{}); err != nil {
+			if err := a.Sweep(arena.SweepLimits{}); err != nil {
 				t.Fatal(err)
 			}
 			if st := a.Stats(); st.Shrinks > 0 && float64(st.SlabBytes) <= 1.15*float64(st.UsedBytes) {

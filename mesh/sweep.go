@@ -6,27 +6,28 @@ import (
 	"github.com/gpumem/gpumem/arena"
 )
 
-// Sweep takes one budgeted step of compaction over the slabs: it arms the
-// sweep of each slab whose free space is in pieces (holes outside its largest
-// free region adding up to an eighth of what it holds, or more), and runs the armed slabs' sweeps,
-// starting from a different slab each call so none starves, until budget
-// is spent. Zero fields of budget take arena.DefaultBudget's; the budget
-// bounds the whole call, not each slab: moves, bytes and steps (ranges
-// visited) alike. Moved ranges are reported by Changes. O(slabs +
-// budget); it does not allocate but to grow the change log.
-func (a *Allocator) Sweep(budget arena.Budget) error {
+// Sweep takes one bounded step of compaction over the slabs: it arms the
+// sweep of each slab whose free space is in pieces (holes outside its
+// largest free region adding up to an eighth of what it holds, or more),
+// and runs the armed slabs' sweeps, starting from a different slab each
+// call so none starves, until limits are spent. Zero fields of limits take
+// arena.DefaultSweepLimits's; the limits bound the whole call, not each
+// slab: moves, bytes and steps (ranges visited) alike. Moved ranges are
+// reported by Changes. O(slabs + limits); it does not allocate but to grow
+// the change log.
+func (a *Allocator) Sweep(limits arena.SweepLimits) error {
 	if a.released {
 		return errReleased
 	}
-	b := budget
+	b := limits
 	if b.Moves <= 0 {
-		b.Moves = arena.DefaultBudget.Moves
+		b.Moves = arena.DefaultSweepLimits.Moves
 	}
 	if b.Bytes == 0 {
-		b.Bytes = arena.DefaultBudget.Bytes
+		b.Bytes = arena.DefaultSweepLimits.Bytes
 	}
 	if b.Steps <= 0 {
-		b.Steps = arena.DefaultBudget.Steps
+		b.Steps = arena.DefaultSweepLimits.Steps
 	}
 	// Each slab's sweep gets what the slabs before it left of every
 	// field: a field spent ends the call (a zero field passed on would

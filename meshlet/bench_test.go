@@ -69,7 +69,7 @@ func BenchmarkSweep(b *testing.B) {
 			fragment()
 			b.StartTimer()
 		}
-		if err := m.Sweep(arena.Budget{}); err != nil {
+		if err := m.Sweep(arena.SweepLimits{}); err != nil {
 			b.Fatal(err)
 		}
 	}

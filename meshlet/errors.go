@@ -14,7 +14,7 @@ import (
 var (
 	// ErrInvalidOptions is returned by New for options that cannot work: a
 	// row of zero words, an address word outside the row, an arena option
-	// the manager sets itself (ElemSize, OnMove, Budget), or one the arena
+	// the manager sets itself (ElemSize, OnMove, SweepLimits), or one the arena
 	// rejects (arena.ErrInvalidOptions is wrapped too).
 	ErrInvalidOptions = errors.New("meshlet: invalid options")
 

@@ -53,7 +53,7 @@ func Example() {
 	m.Remove(a)
 	m.Arm()        // a sweep would start on its own when a request finds the space in pieces
 	m.Changes(nil) // forget the growths so far
-	m.Sweep(arena.Budget{})
+	m.Sweep(arena.SweepLimits{})
 	// Each batch moved in two parts (data and rows): name it once.
 	var moved []meshlet.BatchHandle
 	for _, ch := range m.Changes(nil) {

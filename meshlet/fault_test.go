@@ -33,7 +33,7 @@ func faultScript(t *testing.T, md *model, around func(after bool)) (failed int) 
 		case k < 5 && len(md.live) > 0:
 			_, err = md.clone(md.live[r.IntN(len(md.live))])
 		case k < 6:
-			md.sweep(arena.Budget{Moves: 3})
+			md.sweep(arena.SweepLimits{Moves: 3})
 		default:
 			n := 1 + r.Uint32N(6)
 			_, err = md.add(n*(4+r.Uint32N(12)), n)

@@ -39,7 +39,7 @@ func fuzzManager(t *testing.T, in []byte) {
 		return
 	}
 	rw := 1 + uint32(in[0])%5
-	opts := meshlet.Options{RowWords: rw, AddressWord: uint32(in[1]) % rw, Budget: arena.Budget{Moves: 4},
+	opts := meshlet.Options{RowWords: rw, AddressWord: uint32(in[1]) % rw, SweepLimits: arena.SweepLimits{Moves: 4},
 		Data: arena.Options{InitialElems: 32, MaxElems: 4096, RoundToBins: in[0]&8 != 0},
 		Rows: arena.Options{InitialElems: 8, MaxElems: 256, MaxAllocs: 64}}
 	md := newModel(t, openHost(t), opts, uint64(len(in)))
@@ -77,12 +77,12 @@ func fuzzManager(t *testing.T, in []byte) {
 		case op == 4 && len(md.live) > 0:
 			_, err = md.clone(md.live[int(a)%len(md.live)])
 		case op == 5 && b&1 == 0:
-			md.sweep(arena.Budget{Moves: 1 + int(a%8)})
+			md.sweep(arena.SweepLimits{Moves: 1 + int(a%8)})
 			md.verify(fmt.Sprintf("command %d: sweep", i/3))
 		case op == 5: // a sweep of a few steps in all, over both arenas
 			steps := 1 + int(a%4)
 			before := md.m.Stats()
-			md.sweep(arena.Budget{Steps: steps, Moves: 64})
+			md.sweep(arena.SweepLimits{Steps: steps, Moves: 64})
 			after := md.m.Stats()
 			if n := after.Data.SweepSteps - before.Data.SweepSteps + after.Rows.SweepSteps - before.Rows.SweepSteps; n > uint64(steps) {
 				t.Fatalf("command %d: Sweep of %d steps took %d", i/3, steps, n)

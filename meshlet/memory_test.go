@@ -40,7 +40,7 @@ func TestMemory(t *testing.T) {
 			}
 			if step%10 == 9 {
 				m.Arm()
-				if err := m.Sweep(arena.Budget{Moves: 3}); err != nil {
+				if err := m.Sweep(arena.SweepLimits{Moves: 3}); err != nil {
 					t.Fatal(err)
 				}
 			}

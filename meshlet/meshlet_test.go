@@ -191,7 +191,7 @@ func (md *model) remove(i int) {
 	}
 }
 
-func (md *model) sweep(b arena.Budget) []meshlet.BatchHandle {
+func (md *model) sweep(b arena.SweepLimits) []meshlet.BatchHandle {
 	md.t.Helper()
 	light := md.light
 	md.light = false
@@ -284,7 +284,7 @@ func TestOptionsRejected(t *testing.T) {
 		{RowWords: 4, Data: arena.Options{ElemSize: 8}},
 		{RowWords: 4, Rows: arena.Options{ElemSize: 4}},
 		{RowWords: 4, Rows: arena.Options{OnMove: func(arena.Move) {}}},
-		{RowWords: 4, Data: arena.Options{Budget: arena.Budget{Moves: 3}}},
+		{RowWords: 4, Data: arena.Options{SweepLimits: arena.SweepLimits{Moves: 3}}},
 		{RowWords: 4, Data: arena.Options{GrowthFactor: 0.5}},
 		{RowWords: 4, Rows: arena.Options{InitialElems: 10, MaxElems: 5}},
 		{RowWords: 4, ShrinkBelow: 1},
@@ -364,7 +364,7 @@ func TestBadInput(t *testing.T) {
 		if _, err := m.Add([]uint32{1}, []uint32{0, 0, 0}); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Add after release: %v", err)
 		}
-		if err := m.Sweep(arena.Budget{}); !errors.Is(err, device.ErrReleased) {
+		if err := m.Sweep(arena.SweepLimits{}); !errors.Is(err, device.ErrReleased) {
 			t.Errorf("Sweep after release: %v", err)
 		}
 		if _, err := m.Lookup(h2); !errors.Is(err, device.ErrReleased) {
@@ -415,15 +415,15 @@ func TestChurn(t *testing.T) {
 		{"rows4addr1", meshlet.Options{RowWords: 4, AddressWord: 1}},
 		{"rows3addr2/bins", meshlet.Options{RowWords: 3, AddressWord: 2,
 			Data: arena.Options{RoundToBins: true}, Rows: arena.Options{RoundToBins: true}}},
-		{"rows1/fit", meshlet.Options{RowWords: 1, Budget: arena.Budget{Moves: 2},
+		{"rows1/fit", meshlet.Options{RowWords: 1, SweepLimits: arena.SweepLimits{Moves: 2},
 			Data: arena.Options{Policy: 1}, Rows: arena.Options{Policy: 1}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			eachBackend(t, func(t *testing.T, dev device.Device) {
 				o := c.opts
 				o.Data.InitialElems, o.Rows.InitialElems = 512, 32
-				if o.Budget == (arena.Budget{}) {
-					o.Budget = arena.Budget{Moves: 6}
+				if o.SweepLimits == (arena.SweepLimits{}) {
+					o.SweepLimits = arena.SweepLimits{Moves: 6}
 				}
 				churn(t, newModel(t, dev, o, 3), 80, 14)
 			})
@@ -460,7 +460,7 @@ func churn(t *testing.T, md *model, frames, opsPerFrame int) {
 		if frame%10 == 5 {
 			m.Arm() // as a fragmentation refusal would, if none came
 		}
-		moved += len(md.sweep(arena.Budget{}))
+		moved += len(md.sweep(arena.SweepLimits{}))
 		md.verify(fmt.Sprintf("frame %d: sweep", frame))
 		if frame%20 == 19 {
 			md.compact()
@@ -472,7 +472,7 @@ func churn(t *testing.T, md *model, frames, opsPerFrame int) {
 	for range 2 {
 		m.Arm()
 		for i := 0; m.Armed(); i++ {
-			md.sweep(arena.Budget{})
+			md.sweep(arena.SweepLimits{})
 			if i > 10000 {
 				t.Fatal("sweep never completes")
 			}
@@ -603,7 +603,7 @@ func TestSweepStepsPerCall(t *testing.T) {
 	md.m.Arm()
 	for _, steps := range []int{1, 2, 3} {
 		before := md.m.Stats()
-		md.sweep(arena.Budget{Steps: steps, Moves: 1000, Bytes: 1 << 30})
+		md.sweep(arena.SweepLimits{Steps: steps, Moves: 1000, Bytes: 1 << 30})
 		after := md.m.Stats()
 		moves := after.Data.Moves - before.Data.Moves + after.Rows.Moves - before.Rows.Moves
 		if moves > uint64(steps) || moves == 0 {

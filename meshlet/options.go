@@ -27,15 +27,15 @@ type Options struct {
 	// Data configures the arena of data words (4-byte elements) and Rows
 	// the arena of metadata rows (RowWords*4-byte elements): capacities,
 	// growth, RoundToBins, policy, MaxAllocs (which bounds the batches),
-	// usage. ElemSize, OnMove and Budget belong to the manager and must be
-	// left zero (ElemSize may also be given as its only valid value).
+	// usage. ElemSize, OnMove and SweepLimits belong to the manager and
+	// must be left zero (ElemSize may also be given as its only valid value).
 	// Rows.MaxElems is clamped so that every word index of the rows
 	// buffer fits in 32 bits, as device.Patch needs.
 	Data, Rows arena.Options
 
-	// Budget bounds one Sweep call, spent across both arenas. Zero fields
-	// take arena.DefaultBudget's.
-	Budget arena.Budget
+	// SweepLimits bounds one Sweep call, spent across both arenas. Zero
+	// fields take arena.DefaultSweepLimits's.
+	SweepLimits arena.SweepLimits
 
 	// ShrinkBelow and ShrinkAfter let both arenas give memory back: an
 	// arena whose reserved elements stay at or below ShrinkBelow of its
@@ -82,8 +82,8 @@ func (o Options) resolve() (Options, error) {
 			return o, fmt.Errorf("%w: %s.ElemSize %d, want %d or 0", ErrInvalidOptions, a.name, a.o.ElemSize, a.elem)
 		case a.o.OnMove != nil:
 			return o, fmt.Errorf("%w: %s.OnMove is the manager's", ErrInvalidOptions, a.name)
-		case a.o.Budget != arena.Budget{}:
-			return o, fmt.Errorf("%w: %s.Budget is unused: set Options.Budget", ErrInvalidOptions, a.name)
+		case a.o.SweepLimits != arena.SweepLimits{}:
+			return o, fmt.Errorf("%w: %s.SweepLimits is unused: set Options.SweepLimits", ErrInvalidOptions, a.name)
 		}
 		a.o.ElemSize = a.elem
 		if a.o.Label == "" {
@@ -105,6 +105,6 @@ func (o Options) resolve() (Options, error) {
 			a.ShrinkAfter = o.ShrinkAfter
 		}
 	}
-	o.Budget = o.Budget.Or(arena.DefaultBudget)
+	o.SweepLimits = o.SweepLimits.Or(arena.DefaultSweepLimits)
 	return o, nil
 }

@@ -136,23 +136,23 @@ func (m *Manager) settle(err error) error {
 	return err
 }
 
-// Sweep takes one budgeted step of each arena's running sweep (see
+// Sweep takes one bounded step of each arena's running sweep (see
 // arena.Arena.Sweep) and patches the address words of every batch whose
 // data moved. Changes reports the moved batch parts.
 //
-// The budget (zero fields take Options.Budget's) is spent across both
+// The limits (zero fields take Options.SweepLimits's) are spent across both
 // arenas: the second gets the moves, bytes and steps the first left, and
 // none when the first spent any of them; the arenas take turns going
-// first, so neither starves. O(budget + patched rows); no allocation once
+// first, so neither starves. O(limits + patched rows); no allocation once
 // the manager's reused slices have grown.
-func (m *Manager) Sweep(budget arena.Budget) error {
+func (m *Manager) Sweep(limits arena.SweepLimits) error {
 	if !m.gone {
 		m.ids.Flush() // removed handles, for the Remotes' reservations
 	}
 	if m.gone {
 		return errReleased
 	}
-	b := budget.Or(m.opts.Budget)
+	b := limits.Or(m.opts.SweepLimits)
 	first, second := m.data, m.rows
 	if m.stats.Sweeps%2 == 1 {
 		first, second = second, first

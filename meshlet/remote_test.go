@@ -55,7 +55,7 @@ func TestRemote(t *testing.T) {
 			}
 			if i%50 == 49 {
 				m.Arm()
-				if err := m.Sweep(arena.Budget{}); err != nil {
+				if err := m.Sweep(arena.SweepLimits{}); err != nil {
 					t.Fatal(err)
 				}
 			}

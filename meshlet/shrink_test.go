@@ -41,7 +41,7 @@ func TestShrinkAfterUnload(t *testing.T) {
 		}
 		frames := 0
 		for ; frames < 400; frames++ {
-			md.sweep(arena.Budget{})
+			md.sweep(arena.SweepLimits{})
 			if st := md.m.Stats(); st.Data.Shrinks > 0 && st.Rows.Shrinks > 0 && float64(st.CapacityBytes) <= 1.15*float64(st.OccupiedBytes) {
 				break
 			}

@@ -53,7 +53,7 @@ func TestTraceChurn(t *testing.T) {
 						md.m.Arm()
 					}
 					if i%100 == 99 {
-						md.sweep(arena.Budget{})
+						md.sweep(arena.SweepLimits{})
 					}
 					if i%1000 == 999 {
 						md.verify(fmt.Sprintf("step %d: sweep", i))

@@ -42,8 +42,8 @@ const (
 	minSlabBytes = 16 << 10
 )
 
-// sweepBudget bounds the compaction the renderer runs every frame.
-var sweepBudget = arena.Budget{Moves: 32, Bytes: 64 << 10}
+// sweepLimits bounds the compaction the renderer runs every frame.
+var sweepLimits = arena.SweepLimits{Moves: 32, Bytes: 64 << 10}
 
 // TextureKey is the bindless bucket of every item's texture.
 var TextureKey = bindless.Key{Format: device.RGBA8Unorm, Width: TextureSize, Height: TextureSize}
@@ -190,7 +190,7 @@ func (r *Renderer) Update() error {
 	if err := r.meshes.Flush(); err != nil {
 		return err
 	}
-	if err := r.meshes.Sweep(sweepBudget); err != nil {
+	if err := r.meshes.Sweep(sweepLimits); err != nil {
 		return err
 	}
 	// Draw data: new meshes have none yet; moved meshes have stale

@@ -104,8 +104,8 @@ const (
 	demoSpotChecks = 4 // items read back per workload per frame
 )
 
-// demoBudget bounds each manager's sweep per frame.
-var demoBudget = arena.Budget{Moves: 48, Bytes: 2 << 20, Steps: 2048}
+// demoSweepLimits bounds each manager's sweep per frame.
+var demoSweepLimits = arena.SweepLimits{Moves: 48, Bytes: 2 << 20, Steps: 2048}
 
 // A workload is one manager at work in the scene. Plugging in another
 // manager is one more implementation of this interface, added to the list

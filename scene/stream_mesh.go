@@ -324,7 +324,7 @@ func (w *meshWorkload) frame(f *frameState) error {
 	t := f.gpumem.start(mgrMesh)
 	err := w.a.Flush()
 	if err == nil {
-		err = w.a.Sweep(demoBudget)
+		err = w.a.Sweep(demoSweepLimits)
 	}
 	clear(w.moved)
 	w.noteMoves()

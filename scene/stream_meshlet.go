@@ -54,9 +54,9 @@ func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload, o *w
 	w := &meshletWorkload{rb: rb, scale: scale}
 	maxWords := uint32(min(dev.Limits().MaxBufferSize/4/2, math.MaxUint32))
 	opts := meshlet.Options{Label: "meshlets", RowWords: meshletRowWords, AddressWord: 0,
-		Data:   arena.Options{InitialElems: min(uint32(scale)*128<<10, maxWords), RoundToBins: true},
-		Rows:   arena.Options{InitialElems: uint32(scale) * 4 << 10, RoundToBins: true},
-		Budget: demoBudget,
+		Data:        arena.Options{InitialElems: min(uint32(scale)*128<<10, maxWords), RoundToBins: true},
+		Rows:        arena.Options{InitialElems: uint32(scale) * 4 << 10, RoundToBins: true},
+		SweepLimits: demoSweepLimits,
 	}
 	if o.shrink {
 		opts.ShrinkBelow, opts.ShrinkAfter = demoMeshletShrinkBelow, demoShrinkAfter
@@ -127,7 +127,7 @@ func (w *meshletWorkload) frame(f *frameState) error {
 	if !w.m.Armed() && (fragmented(st.Data) || fragmented(st.Rows)) {
 		w.m.Arm()
 	}
-	return w.m.Sweep(arena.Budget{})
+	return w.m.Sweep(arena.SweepLimits{})
 }
 
 // fragmented reports whether an arena's free space is worth a sweep: more

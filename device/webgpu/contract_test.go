@@ -371,7 +371,7 @@ func TestRendererInTheLoop(t *testing.T) {
 		}
 		switch f % 6 {
 		case 0:
-			_, err = ar.Sweep(arena.Budget{})
+			_, err = ar.Sweep(arena.SweepLimits{})
 			stats["arena sweeps"]++
 		case 1:
 			_, err = ar.Compact()
@@ -394,7 +394,7 @@ func TestRendererInTheLoop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ms.Sweep(arena.Budget{}); err != nil {
+		if err := ms.Sweep(arena.SweepLimits{}); err != nil {
 			t.Fatal(err)
 		}
 
