@@ -421,7 +421,7 @@ func (s *meshSet) verify() {
 			want []byte
 		}{{vs, 12, l.v}, {is, 4, l.i}} {
 			got := make([]byte, len(c.want))
-			if err := s.dev.ReadBuffer(c.sl.Buffer, uint64(c.sl.Start)*c.unit, got); err != nil {
+			if err := s.dev.ReadBuffer(c.sl.Buffer, uint64(c.sl.StartElem)*c.unit, got); err != nil {
 				s.t.Fatal(err)
 			}
 			if !bytes.Equal(got, c.want) {

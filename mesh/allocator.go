@@ -38,16 +38,16 @@ type Handle struct {
 func (h Handle) String() string { return fmt.Sprintf("handle %d.%d", h.idx, h.gen) }
 
 // Slice is where one of a mesh's arrays lives: a buffer and a range of
-// elements (vertices or indices) in it, [Start, End). Draw with base vertex
-// (or first index) Start. A mesh without that array has the zero Slice: a
-// nil Buffer.
+// elements (vertices or indices) in it, [StartElem, EndElem). Draw with
+// base vertex (or first index) StartElem. A mesh without that array has
+// the zero Slice: a nil Buffer.
 type Slice struct {
-	Buffer     device.Buffer
-	Start, End uint32
+	Buffer             device.Buffer
+	StartElem, EndElem uint32
 }
 
 // Len returns the number of elements in the slice.
-func (s Slice) Len() uint32 { return s.End - s.Start }
+func (s Slice) Len() uint32 { return s.EndElem - s.StartElem }
 
 // part is where one array of a mesh lives, or is to live.
 type part struct {
@@ -396,11 +396,11 @@ func (a *Allocator) slice(p *part) Slice {
 			invariant.Broken("mesh", "placed range not in its slab: %v", err)
 		}
 		// Slabs hold at most 2^32-1 elements (see Options.shape), so
-		// neither Start nor End wraps.
+		// neither StartElem nor EndElem wraps.
 		start := off * p.layout.ElemsPerSlot()
-		return Slice{Buffer: p.slab.ar.Buffer(), Start: start, End: start + p.elems}
+		return Slice{Buffer: p.slab.ar.Buffer(), StartElem: start, EndElem: start + p.elems}
 	case p.own != nil:
-		return Slice{Buffer: p.own, End: p.elems}
+		return Slice{Buffer: p.own, EndElem: p.elems}
 	}
 	return Slice{}
 }

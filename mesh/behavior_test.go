@@ -126,7 +126,7 @@ func TestLargeAndNoBaseVertex(t *testing.T) {
 		md.verify(t)
 		vs, is, _ := md.a.Slices(small)
 		vl, il, _ := md.a.Slices(large)
-		if vl.Buffer == vs.Buffer || vl.Start != 0 || vl.Len() != 100 || il.Buffer != is.Buffer {
+		if vl.Buffer == vs.Buffer || vl.StartElem != 0 || vl.Len() != 100 || il.Buffer != is.Buffer {
 			t.Fatalf("large vertex array not in a buffer of its own (or its indices not shared): %+v %+v / %+v %+v", vs, is, vl, il)
 		}
 		if st := md.a.Stats(); st.OwnBuffers != 1 || st.OwnBytes != 1200 || st.Slabs != 2 {
@@ -149,7 +149,7 @@ func TestLargeAndNoBaseVertex(t *testing.T) {
 		var ib device.Buffer
 		for _, h := range hs {
 			v, i, _ := nb.a.Slices(h)
-			if seen[v.Buffer] || v.Start != 0 {
+			if seen[v.Buffer] || v.StartElem != 0 {
 				t.Fatalf("NoBaseVertex: vertex arrays share a buffer or start past 0: %+v", v)
 			}
 			seen[v.Buffer] = true
@@ -304,7 +304,7 @@ func TestSweepReportsMoves(t *testing.T) {
 		changed := 0
 		for h, b := range before {
 			v, i, _ := md.a.Slices(h)
-			if v.Start != b[0].Start || i.Start != b[1].Start {
+			if v.StartElem != b[0].StartElem || i.StartElem != b[1].StartElem {
 				changed++
 				if !moved[h] {
 					t.Fatalf("mesh %v moved unreported", h)

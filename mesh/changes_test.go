@@ -61,7 +61,7 @@ func TestChanges(t *testing.T) {
 			h := mesh.HandleOf(c)
 			v, _, err := a.Slices(h)
 			if err != nil || c.Kind != memory.Moved || mesh.Kind(c.Part) != mesh.Vertices || c.Buffer != v.Buffer ||
-				c.ToBytes != uint64(v.Start)*16 || c.SizeBytes < 16*24 || c.FromBytes <= c.ToBytes {
+				c.ToBytes != uint64(v.StartElem)*16 || c.SizeBytes < 16*24 || c.FromBytes <= c.ToBytes {
 				t.Errorf("change %+v: slice %+v (%v)", c, v, err)
 			}
 		}

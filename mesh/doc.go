@@ -9,8 +9,8 @@
 // elements are slots: one or more whole elements making a multiple of 4
 // bytes (see Layout), so every range starts and ends where device copies
 // may. Ranges are reported in elements: a Slice is a buffer and
-// [Start, End) in vertices or indices, to draw with base vertex (or first
-// index) Start.
+// [StartElem, EndElem) in vertices or indices, to draw with base vertex (or
+// first index) StartElem.
 //
 // The frame loop:
 //

@@ -520,12 +520,12 @@ func TestDrawMatchesOwnBuffers(t *testing.T) {
 		if p.vbuf, err = dev.RawBuffer(v.Buffer); err != nil {
 			t.Fatal(err)
 		}
-		p.baseVtx = v.Start
+		p.baseVtx = v.StartElem
 		if p.format != 0 {
 			if p.ibuf, err = dev.RawBuffer(i.Buffer); err != nil {
 				t.Fatal(err)
 			}
-			p.firstIndex = i.Start
+			p.firstIndex = i.StartElem
 			if i.Len() != p.count {
 				t.Fatalf("index slice of %d, want %d", i.Len(), p.count)
 			}

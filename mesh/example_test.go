@@ -48,7 +48,7 @@ func Example() {
 	}
 	for _, h := range hs {
 		v, i, _ := a.Slices(h)
-		fmt.Printf("draw %d indices from %d, base vertex %d\n", i.Len(), i.Start, v.Start)
+		fmt.Printf("draw %d indices from %d, base vertex %d\n", i.Len(), i.StartElem, v.StartElem)
 	}
 
 	// Frame 2: same sizes rewrite in place; a removal leaves a hole.
@@ -66,7 +66,7 @@ func Example() {
 	}
 	for _, h := range moved {
 		v, i, _ := a.Slices(h)
-		fmt.Printf("moved: now base vertex %d, first index %d\n", v.Start, i.Start)
+		fmt.Printf("moved: now base vertex %d, first index %d\n", v.StartElem, i.StartElem)
 	}
 	st := a.Stats()
 	fmt.Printf("%d meshes in %d buffers, %d of %d slab bytes used\n", st.Meshes, st.Buffers(), st.UsedBytes, st.SlabBytes)

@@ -39,7 +39,7 @@ func TestGuards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := dev.WriteBuffer(is.Buffer, uint64(is.End)*4, []byte{9, 9, 9, 9}); err != nil {
+		if err := dev.WriteBuffer(is.Buffer, uint64(is.EndElem)*4, []byte{9, 9, 9, 9}); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 2 {

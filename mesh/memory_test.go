@@ -96,7 +96,7 @@ func checkMemory(t *testing.T, md *model) {
 			if k == 1 {
 				l = mesh.IndexLayout(e.onDevice.IndexFormat)
 			}
-			want := where{kind, uint64(s.Start) * uint64(l.ElemBytes)}
+			want := where{kind, uint64(s.StartElem) * uint64(l.ElemBytes)}
 			found := false
 			for _, w := range seen[h.String()] {
 				found = found || w == want

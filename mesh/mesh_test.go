@@ -153,7 +153,7 @@ func (md *model) verify(t testing.TB) {
 			if c.s.Buffer == nil || uint64(c.s.Len())*uint64(c.elem) != uint64(len(c.data)) {
 				t.Fatalf("mesh %v: slice %+v for %d bytes of %d-byte elements", h, c.s, len(c.data), c.elem)
 			}
-			lo := uint64(c.s.Start) * uint64(c.elem)
+			lo := uint64(c.s.StartElem) * uint64(c.elem)
 			if lo%4 != 0 {
 				t.Fatalf("mesh %v: range starts at byte %d, not 4-aligned", h, lo)
 			}
@@ -164,7 +164,7 @@ func (md *model) verify(t testing.TB) {
 				t.Fatalf("mesh %v: read: %v", h, err)
 			}
 			if !bytes.Equal(got[:len(c.data)], c.data) {
-				t.Fatalf("mesh %v: bytes differ at element range [%d, %d)", h, c.s.Start, c.s.End)
+				t.Fatalf("mesh %v: bytes differ at element range [%d, %d)", h, c.s.StartElem, c.s.EndElem)
 			}
 			if pad := got[len(c.data):]; !bytes.Equal(pad, make([]byte, len(pad))) {
 				t.Fatalf("mesh %v: padding of the last slot is %x, want zeros", h, pad)
@@ -366,7 +366,7 @@ func TestBasics(t *testing.T) {
 				md.modify(t, h, m)
 				md.flush(t)
 				v1, i1, _ := md.a.Slices(h)
-				if v0.Start != v1.Start || v0.End != v1.End || i0.Start != i1.Start || i0.End != i1.End {
+				if v0.StartElem != v1.StartElem || v0.EndElem != v1.EndElem || i0.StartElem != i1.StartElem || i0.EndElem != i1.EndElem {
 					t.Fatalf("same-size modify moved: %+v %+v -> %+v %+v", v0, i0, v1, i1)
 				}
 			}

@@ -150,9 +150,9 @@ type slabShape struct {
 
 // shape returns the slab sizes of l in slots: MinSlabBytes rounded up,
 // MaxSlabBytes rounded down (0 when a slot is larger than a slab). A slab
-// never holds more than 2^32-1 elements, so every Slice's Start and End
-// fit their 32 bits (a slab of 2-byte indices above 8 GiB would not). l
-// has a SlotBytes (parse checked it).
+// never holds more than 2^32-1 elements, so every Slice's StartElem and
+// EndElem fit their 32 bits (a slab of 2-byte indices above 8 GiB would
+// not). l has a SlotBytes (parse checked it).
 func (s *Options) shape(l Layout) slabShape {
 	sb := uint64(l.SlotBytes())
 	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems, math.MaxUint32/uint64(l.ElemsPerSlot()))

@@ -86,7 +86,7 @@ func TestShrinkAfterUnload(t *testing.T) {
 					want []byte
 				}{{vs, 12, l.v}, {is, 4, l.i}} {
 					got := make([]byte, len(c.want))
-					if err := dev.ReadBuffer(c.s.Buffer, uint64(c.s.Start)*c.unit, got); err != nil {
+					if err := dev.ReadBuffer(c.s.Buffer, uint64(c.s.StartElem)*c.unit, got); err != nil {
 						t.Fatal(err)
 					}
 					if !bytes.Equal(got, c.want) {

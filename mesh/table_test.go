@@ -91,8 +91,8 @@ func TestTable(t *testing.T) {
 					md.flush(t)
 					if o.wantVertexFrom >= 0 {
 						v, _, _ := md.a.Slices(hs[o.i])
-						if int(v.Start) != o.wantVertexFrom {
-							t.Fatalf("op %d: mesh %d's vertices start at %d, want %d", k, o.i, v.Start, o.wantVertexFrom)
+						if int(v.StartElem) != o.wantVertexFrom {
+							t.Fatalf("op %d: mesh %d's vertices start at %d, want %d", k, o.i, v.StartElem, o.wantVertexFrom)
 						}
 					}
 				}

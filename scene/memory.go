@@ -53,16 +53,16 @@ func checkMesh(a *mesh.Allocator, h mesh.Handle, want *mesh.Mesh, read func(loca
 		locate := func() (device.Buffer, uint64, error) {
 			v, i, err := a.Slices(h)
 			s = [2]mesh.Slice{v, i}[k]
-			return s.Buffer, uint64(s.Start) * uint64(l.ElemBytes), err
+			return s.Buffer, uint64(s.StartElem) * uint64(l.ElemBytes), err
 		}
 		if err := read(locate, got); err != nil {
 			return fmt.Errorf("read back %v: %w", l, err)
 		}
 		if len(got) < len(arr) {
-			return fmt.Errorf("%v at %d: %d bytes for %d written: data lost", l, s.Start, len(got), len(arr))
+			return fmt.Errorf("%v at %d: %d bytes for %d written: data lost", l, s.StartElem, len(got), len(arr))
 		}
 		if j := mismatch(got, arr); j >= 0 {
-			return fmt.Errorf("%v at %d: byte %d is %#x, wrote %#x: data lost", l, s.Start, j, got[j], arr[j])
+			return fmt.Errorf("%v at %d: byte %d is %#x, wrote %#x: data lost", l, s.StartElem, j, got[j], arr[j])
 		}
 		if pad := got[len(arr):]; slices.ContainsFunc(pad, func(b byte) bool { return b != 0 }) {
 			return fmt.Errorf("%v: padding % x of its last slot is not zeros", l, pad)

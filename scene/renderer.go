@@ -244,7 +244,7 @@ func (r *Renderer) refresh(d *draw) error {
 	if d.ibuf, err = r.dev.RawBuffer(i.Buffer); err != nil {
 		return err
 	}
-	d.baseVertex, d.firstIndex, d.indexCount = v.Start, i.Start, i.Len()
+	d.baseVertex, d.firstIndex, d.indexCount = v.StartElem, i.StartElem, i.Len()
 	return nil
 }
 

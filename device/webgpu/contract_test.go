@@ -283,7 +283,7 @@ func TestRendererInTheLoop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rg := loopRange{buf: rawBuf(v.Buffer), off: uint64(v.Start) * loopStride, want: m.data, key: fmt.Sprintf("mesh %v", m.h)}
+			rg := loopRange{buf: rawBuf(v.Buffer), off: uint64(v.StartElem) * loopStride, want: m.data, key: fmt.Sprintf("mesh %v", m.h)}
 			ranges = append(ranges, rg)
 			draws = append(draws, rg)
 		}

@@ -81,7 +81,7 @@ func ExampleWrap() {
 	draw := func(pass *wgpu.RenderPassEncoder) {
 		pass.SetVertexBuffer(0, vb, 0, wgpu.WholeSize)
 		pass.SetIndexBuffer(ib, wgpu.IndexFormatUint16, 0, wgpu.WholeSize)
-		pass.DrawIndexed(i.Len(), 1, i.Start, int32(v.Start), 0)
+		pass.DrawIndexed(i.Len(), 1, i.StartElem, int32(v.StartElem), 0)
 	}
 	_ = draw // in the renderer's render pass
 }
