@@ -41,10 +41,10 @@ func TestBufferBelt(t *testing.T) {
 					if s.Buffer != b.Buffer() {
 						continue // a growth since retired it, freed at the fence
 					}
-					got := make([]byte, s.Size)
-					must(t, dev.ReadBuffer(s.Buffer, s.Offset, got))
+					got := make([]byte, s.SizeBytes)
+					must(t, dev.ReadBuffer(s.Buffer, s.OffsetBytes, got))
 					if !bytes.Equal(got, want[i]) {
-						t.Fatalf("frame %d, write %d of %d bytes at %d, %s: read back differs", frame, i, s.Size, s.Offset, when)
+						t.Fatalf("frame %d, write %d of %d bytes at %d, %s: read back differs", frame, i, s.SizeBytes, s.OffsetBytes, when)
 					}
 				}
 			}

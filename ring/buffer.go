@@ -38,10 +38,10 @@ import (
 // Slice is a range of a device buffer handed out for one frame.
 type Slice struct {
 	Buffer device.Buffer
-	// Offset in bytes into Buffer, a multiple of the allocator's alignment.
-	Offset uint64
-	// Size in bytes, as asked for.
-	Size uint64
+	// OffsetBytes into Buffer, a multiple of the allocator's alignment.
+	OffsetBytes uint64
+	// SizeBytes, as asked for.
+	SizeBytes uint64
 }
 
 // BufferOptions configure a Buffer. The zero value is a 64 KiB uniform ring
@@ -196,7 +196,7 @@ func (b *Buffer) Allocate(size uint64) (Slice, error) {
 	}
 	if off, ok := b.place(n); ok {
 		b.stats.Allocs++
-		return Slice{Buffer: b.buf, Offset: off, Size: size}, nil
+		return Slice{Buffer: b.buf, OffsetBytes: off, SizeBytes: size}, nil
 	}
 	return b.allocSlow(size, n)
 }
@@ -237,7 +237,7 @@ func (b *Buffer) allocSlow(size, n uint64) (Slice, error) {
 	}
 	if off, ok := b.place(n); ok {
 		b.stats.Allocs++
-		return Slice{Buffer: b.buf, Offset: off, Size: size}, nil
+		return Slice{Buffer: b.buf, OffsetBytes: off, SizeBytes: size}, nil
 	}
 	if err := b.grow(n); err != nil {
 		b.stats.Full++
@@ -254,7 +254,7 @@ func (b *Buffer) allocSlow(size, n uint64) (Slice, error) {
 	}
 	off, _ := b.place(n) // the new buffer is empty and holds n
 	b.stats.Allocs++
-	return Slice{Buffer: b.buf, Offset: off, Size: size}, nil
+	return Slice{Buffer: b.buf, OffsetBytes: off, SizeBytes: size}, nil
 }
 
 // grow replaces the buffer with an empty one that holds at least n bytes,
@@ -316,9 +316,9 @@ func (b *Buffer) Write(data []byte) (Slice, error) {
 		return Slice{}, err
 	}
 	if belt := b.opts.Belt; belt != nil {
-		err = belt.Upload(s.Buffer, s.Offset, data)
+		err = belt.Upload(s.Buffer, s.OffsetBytes, data)
 	} else {
-		err = b.dev.WriteBuffer(s.Buffer, s.Offset, data)
+		err = b.dev.WriteBuffer(s.Buffer, s.OffsetBytes, data)
 	}
 	if err != nil {
 		return Slice{}, fmt.Errorf("ring: Write: %w", err)

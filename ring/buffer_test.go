@@ -54,8 +54,8 @@ func TestBufferNoWrapOverInFlight(t *testing.T) {
 			for want := uint64(0); want < 1024; want += 256 {
 				s, err := c.alloc(200)
 				must(t, err)
-				if s.Offset != want || s.Buffer != first {
-					t.Fatalf("offset %d, want %d", s.Offset, want)
+				if s.OffsetBytes != want || s.Buffer != first {
+					t.Fatalf("offset %d, want %d", s.OffsetBytes, want)
 				}
 			}
 			f1, err := c.endFrame()
@@ -86,8 +86,8 @@ func TestBufferNoWrapOverInFlight(t *testing.T) {
 			must(t, c.complete(f1))
 			s, err = c.alloc(256)
 			must(t, err)
-			if !grow && s.Offset != 0 {
-				t.Fatalf("after fence %d completed: offset %d, want 0", f1, s.Offset)
+			if !grow && s.OffsetBytes != 0 {
+				t.Fatalf("after fence %d completed: offset %d, want 0", f1, s.OffsetBytes)
 			}
 			must(t, c.verify())
 			must(t, c.complete(f2))
@@ -196,7 +196,7 @@ func TestBufferBackends(t *testing.T) {
 		s, err := b.Write([]byte{1, 2, 3, 4, 5, 6, 7, 8})
 		must(t, err)
 		got := make([]byte, 8)
-		must(t, dev.ReadBuffer(s.Buffer, s.Offset, got))
+		must(t, dev.ReadBuffer(s.Buffer, s.OffsetBytes, got))
 		if got[0] != 1 || got[7] != 8 {
 			t.Fatalf("Write then read: % x", got)
 		}

@@ -44,8 +44,8 @@ func (c *checker) alloc(size uint64) (ring.Slice, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.Size != size || s.Offset%c.align != 0 || size > s.Buffer.Size() || s.Offset > s.Buffer.Size()-size {
-		return s, fmt.Errorf("Allocate(%d) = offset %d size %d in a buffer of %d (alignment %d)", size, s.Offset, s.Size, s.Buffer.Size(), c.align)
+	if s.SizeBytes != size || s.OffsetBytes%c.align != 0 || size > s.Buffer.Size() || s.OffsetBytes > s.Buffer.Size()-size {
+		return s, fmt.Errorf("Allocate(%d) = offset %d size %d in a buffer of %d (alignment %d)", size, s.OffsetBytes, s.SizeBytes, s.Buffer.Size(), c.align)
 	}
 	// The allocator polled the device's Completed during Allocate, and in
 	// the browser fences complete between polls: catch up with it (a
@@ -54,9 +54,9 @@ func (c *checker) alloc(size uint64) (ring.Slice, error) {
 		return s, err
 	}
 	for _, h := range c.held {
-		if h.s.Buffer == s.Buffer && s.Offset < h.s.Offset+h.s.Size && h.s.Offset < s.Offset+s.Size {
+		if h.s.Buffer == s.Buffer && s.OffsetBytes < h.s.OffsetBytes+h.s.SizeBytes && h.s.OffsetBytes < s.OffsetBytes+s.SizeBytes {
 			return s, fmt.Errorf("Allocate(%d) = [%d, %d) overlaps [%d, %d) of fence %d, which the GPU may still read",
-				size, s.Offset, s.Offset+s.Size, h.s.Offset, h.s.Offset+h.s.Size, h.fence)
+				size, s.OffsetBytes, s.OffsetBytes+s.SizeBytes, h.s.OffsetBytes, h.s.OffsetBytes+h.s.SizeBytes, h.fence)
 		}
 	}
 	data := make([]byte, (size+3)&^3)
@@ -64,7 +64,7 @@ func (c *checker) alloc(size uint64) (ring.Slice, error) {
 	for i := range data {
 		data[i] = c.seq + byte(i)
 	}
-	if err := c.dev.WriteBuffer(s.Buffer, s.Offset, data); err != nil {
+	if err := c.dev.WriteBuffer(s.Buffer, s.OffsetBytes, data); err != nil {
 		return s, fmt.Errorf("writing the allocation: %w", err)
 	}
 	c.held = append(c.held, held{s: s, data: data})
@@ -118,11 +118,11 @@ func (c *checker) forgetDone() error {
 func (c *checker) verify() error {
 	for _, h := range c.held {
 		got := make([]byte, len(h.data))
-		if err := c.dev.ReadBuffer(h.s.Buffer, h.s.Offset, got); err != nil {
-			return fmt.Errorf("reading [%d, %d) of fence %d: %w", h.s.Offset, h.s.Offset+h.s.Size, h.fence, err)
+		if err := c.dev.ReadBuffer(h.s.Buffer, h.s.OffsetBytes, got); err != nil {
+			return fmt.Errorf("reading [%d, %d) of fence %d: %w", h.s.OffsetBytes, h.s.OffsetBytes+h.s.SizeBytes, h.fence, err)
 		}
 		if !bytes.Equal(got, h.data) {
-			return fmt.Errorf("[%d, %d) of fence %d was overwritten", h.s.Offset, h.s.Offset+h.s.Size, h.fence)
+			return fmt.Errorf("[%d, %d) of fence %d was overwritten", h.s.OffsetBytes, h.s.OffsetBytes+h.s.SizeBytes, h.fence)
 		}
 	}
 	return nil

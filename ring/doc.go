@@ -28,8 +28,11 @@
 // ErrFull; the next blocks are made as large as the frame needed, so in a
 // steady state every frame uses one block.
 //
-// Units are bytes. Allocations are aligned to their Alignment, and their
-// sizes rounded up to it; both are powers of two and at least 4, so every
+// Units are bytes, and every exported field that holds a byte offset or
+// size says so in its name (Slice.OffsetBytes, Slice.SizeBytes,
+// BufferOptions.SizeBytes), as mesh.Slice's say elements. Allocations are
+// aligned to their Alignment, and their sizes rounded up to it; both are
+// powers of two and at least 4, so every
 // Slice can be written with device.Device.WriteBuffer.
 //
 // # Invariants
@@ -43,7 +46,7 @@
 // # Caveats
 //
 // Growth replaces the buffer: a bind group built on the old one must be
-// rebuilt for the new one (compare Buffer() or watch Stats().Growths). The
+// rebuilt for the new one (Changes reports it Replaced). The
 // old buffer stays valid for the frame that is open and the frames in
 // flight.
 //

@@ -20,7 +20,7 @@ func ExampleBuffer() {
 	var offsets []uint64
 	for range 4 {
 		s, _ := r.Write(make([]byte, 64)) // per-draw constants
-		offsets = append(offsets, s.Offset)
+		offsets = append(offsets, s.OffsetBytes)
 	}
 	fence, _ := dev.Fence() // submit the frame's work
 	_ = r.EndFrame(fence)
@@ -31,7 +31,7 @@ func ExampleBuffer() {
 
 	dev.Complete(fence) // the GPU finished frame 1
 	s, _ := r.Allocate(64)
-	fmt.Println("GPU done: offset", s.Offset)
+	fmt.Println("GPU done: offset", s.OffsetBytes)
 	// Output:
 	// [0 256 512 768]
 	// GPU busy: true
@@ -51,7 +51,7 @@ func ExampleFrame() {
 		var offsets []uint64
 		for range 3 {
 			s, _ := a.Allocate(2000) // a frame's vertices
-			offsets = append(offsets, s.Offset)
+			offsets = append(offsets, s.OffsetBytes)
 		}
 		fence, _ := dev.Fence()
 		_ = a.EndFrame(fence)

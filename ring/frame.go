@@ -141,7 +141,7 @@ func (a *Frame) Allocate(size uint64) (Slice, error) {
 		a.used += n
 		a.frameNeed += n
 		a.stats.Allocs++
-		return Slice{Buffer: a.cur, Offset: off, Size: size}, nil
+		return Slice{Buffer: a.cur, OffsetBytes: off, SizeBytes: size}, nil
 	}
 	if err := a.takeBlock(n); err != nil {
 		a.stats.Full++
@@ -150,7 +150,7 @@ func (a *Frame) Allocate(size uint64) (Slice, error) {
 	a.used = n
 	a.frameNeed += n
 	a.stats.Allocs++
-	return Slice{Buffer: a.cur, Offset: 0, Size: size}, nil
+	return Slice{Buffer: a.cur, OffsetBytes: 0, SizeBytes: size}, nil
 }
 
 // takeBlock makes the open frame's current block one that holds n bytes:

@@ -66,8 +66,8 @@ func TestMemory(t *testing.T) {
 			if h.s.Buffer != b.Buffer() || fence <= done {
 				continue
 			}
-			if !within(cur, h.s.Offset, h.s.Size, h.frame) {
-				t.Fatalf("frame %d: slice [%d, +%d) of %s not in a region of its frame: %+v", f, h.s.Offset, h.s.Size, h.frame, cur.Regions)
+			if !within(cur, h.s.OffsetBytes, h.s.SizeBytes, h.frame) {
+				t.Fatalf("frame %d: slice [%d, +%d) of %s not in a region of its frame: %+v", f, h.s.OffsetBytes, h.s.SizeBytes, h.frame, cur.Regions)
 			}
 		}
 

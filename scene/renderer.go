@@ -349,8 +349,8 @@ func (r *Renderer) constantsGroup(frame, table ring.Slice) (*wgpu.BindGroup, err
 		Label:  "scene constants",
 		Layout: r.pipeline.GetBindGroupLayout(0),
 		Entries: []wgpu.BindGroupEntry{
-			{Binding: 0, Buffer: fb, Offset: frame.Offset, Size: frame.Size},
-			{Binding: 1, Buffer: tb, Offset: table.Offset, Size: table.Size},
+			{Binding: 0, Buffer: fb, Offset: frame.OffsetBytes, Size: frame.SizeBytes},
+			{Binding: 1, Buffer: tb, Offset: table.OffsetBytes, Size: table.SizeBytes},
 		},
 	})
 }

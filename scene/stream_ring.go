@@ -166,8 +166,8 @@ func (l *frameLog) check(rng *rand.Rand, n int) (int, error) {
 		blocks = append(blocks, f.blocks...)
 	}
 	return checkSome(blocks, rng, n, func(b constBlock) error {
-		got := make([]byte, b.s.Size)
-		if err := l.rb.read(b.s.Buffer, b.s.Offset, got); err != nil {
+		got := make([]byte, b.s.SizeBytes)
+		if err := l.rb.read(b.s.Buffer, b.s.OffsetBytes, got); err != nil {
 			return fmt.Errorf("%s: read back: %w", b.name, err)
 		}
 		return verify(got, b.tag, b.name)

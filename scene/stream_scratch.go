@@ -78,7 +78,7 @@ func (w *scratchWorkload) write(f *frameState, name string, n int) error {
 	if err != nil {
 		return fmt.Errorf("scratch %s: %w", name, err)
 	}
-	if err := w.dev.WriteBuffer(s.Buffer, s.Offset, data); err != nil {
+	if err := w.dev.WriteBuffer(s.Buffer, s.OffsetBytes, data); err != nil {
 		return fmt.Errorf("scratch %s: %w", name, err)
 	}
 	w.add(name, tag, s, n)
