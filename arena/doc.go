@@ -8,9 +8,9 @@
 // elements of ElemSize bytes (a multiple of 4). Allocate returns a Handle
 // that names the allocation for its whole life; where its elements start,
 // Offset, changes when the arena compacts, and the arena reports every such
-// move (Options.OnMove, and the list Sweep and Compact return) with the old
-// and new offsets. Write and Read reach an allocation's bytes through the
-// device.
+// move with the old and new offsets: in Changes (memory.Change, the shape
+// every manager shares), or to Options.OnMove when it is set. Write and
+// Read reach an allocation's bytes through the device.
 //
 // An allocation may carry an owner tag, a uint64 the caller gives to
 // AllocateOwned (an index into its own table, say): Owner returns it, and
@@ -50,6 +50,17 @@
 // allocations between Sweep calls keep the walk correct: a hole opened
 // behind the walk is left for the next sweep, which starts there.
 //
+// # Two shapes for moves
+//
+// Changes is how a consumer learns what moved, as from every manager. The
+// arena is also the layer the managers build on, and keeps two shapes for
+// them: Options.OnMove, through which mesh and meshlet name each move in
+// their own terms while the arena's call is under way (meshlet patches
+// address words from it), and the []Move that Sweep, Compact, Place and
+// PlaceSome return, which is exactly what that call spent, so that mesh
+// and meshlet can split one SweepLimits across several arenas. Both carry
+// the moves Changes reports when OnMove is not set.
+//
 // # Invariants
 //
 //   - Every live allocation's bytes are where Offset says, whatever growth,
@@ -66,8 +77,8 @@
 //
 // A device error other than a refusal to create a buffer (a lost device)
 // leaves the contents unspecified. Growth replaces the buffer: anything
-// bound to the old one (bind groups, vertex bindings) must be rebuilt; watch
-// Stats().Growths or compare Buffer().
+// bound to the old one (bind groups, vertex bindings) must be rebuilt:
+// Changes reports it Replaced.
 //
 // An Arena is not safe for concurrent use.
 package arena

@@ -75,7 +75,10 @@ type Options struct {
 	GuardBytes uint32
 	// OnMove, if set, is called for every allocation a sweep or a
 	// compaction moves, in the order the moves happen, once the bytes'
-	// move is recorded on the device. It must not call back into the arena.
+	// move is recorded on the device, instead of Changes. It is the hook
+	// of the managers built on the arena (see "Two shapes for moves" in
+	// the package doc); a consumer reads Changes. It must not call back
+	// into the arena.
 	OnMove func(Move)
 }
 

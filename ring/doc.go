@@ -32,8 +32,7 @@
 // size says so in its name (Slice.OffsetBytes, Slice.SizeBytes,
 // BufferOptions.SizeBytes), as mesh.Slice's say elements. Allocations are
 // aligned to their Alignment, and their sizes rounded up to it; both are
-// powers of two and at least 4, so every
-// Slice can be written with device.Device.WriteBuffer.
+// powers of two and at least 4, so every Slice can be written with device.Device.WriteBuffer.
 //
 // # Invariants
 //
