@@ -44,11 +44,11 @@
 //     gpumem's commands and after every write made before it. A frame:
 //     update the managers (mesh Flush, Sweep, ring writes), d.Submit(),
 //     record and submit the renderer's passes, d.Fence() to mark the frame.
-//   - Replaced buffers: growth gives a manager a new buffer (arena
-//     Buffer(), mesh Slices, bindless Version change): rebuild the bind
-//     groups and vertex bindings that named the old one. Moved data: sweeps
-//     and compactions change offsets (arena OnMove, mesh Moved, meshlet
-//     OnMove): rebuild the draw data that holds them.
+//   - Replaced buffers and moved data: every manager's Changes reports
+//     them as memory.Change. Growth gives a manager a new buffer
+//     (Replaced): rebuild the bind groups and vertex bindings that named
+//     the old one. Sweeps and compactions change offsets (Moved): rebuild
+//     the draw data that holds them.
 //   - Old buffers and textures: what gpumem releases (growth's old
 //     buffer, a removed mesh's own buffer, a bindless page Shrink or
 //     Compact gave back, a pool buffer evicted) stays alive, contents
