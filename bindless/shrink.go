@@ -14,7 +14,7 @@ import (
 // the device refuses leaves that page as it was. Version changes when a
 // page was released or trimmed. O(layers) plus the copies. It fails only
 // with device.ErrReleased.
-func (r *Registry[K]) Shrink() (uint64, error) {
+func (r *Registry[K]) Shrink() (freedBytes uint64, err error) {
 	if r.released {
 		return 0, fmt.Errorf("bindless: Shrink: %w", errReleased)
 	}
