@@ -201,7 +201,7 @@ func BenchmarkSweep(b *testing.B) {
 					a.Free(hs[i])
 				}
 				a.Arm()
-				if err := dev.Wait(); err != nil {
+				if err := settle(dev); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -222,7 +222,7 @@ func BenchmarkSweep(b *testing.B) {
 				}
 				moves += len(ms)
 				if i%64 == 63 {
-					if err := dev.Wait(); err != nil {
+					if err := settle(dev); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -300,7 +300,7 @@ func BenchmarkCompactCall(b *testing.B) {
 	if _, err := a.Compact(); err != nil {
 		b.Fatal(err)
 	}
-	if err := dev.Wait(); err != nil {
+	if err := settle(dev); err != nil {
 		b.Fatal(err)
 	}
 	var call time.Duration
@@ -317,7 +317,7 @@ func BenchmarkCompactCall(b *testing.B) {
 		}
 		moves += len(ms)
 		b.StopTimer()
-		if err := dev.Wait(); err != nil {
+		if err := settle(dev); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -402,7 +402,7 @@ func BenchmarkSweepThroughput(b *testing.B) {
 	if _, err := a.Compact(); err != nil {
 		b.Fatal(err)
 	}
-	if err := dev.Wait(); err != nil {
+	if err := settle(dev); err != nil {
 		b.Fatal(err)
 	}
 	var moved uint64
@@ -418,7 +418,7 @@ func BenchmarkSweepThroughput(b *testing.B) {
 		}
 		call += time.Since(t0)
 		moves += len(ms)
-		if err := dev.Wait(); err != nil {
+		if err := settle(dev); err != nil {
 			b.Fatal(err)
 		}
 		elapsed += time.Since(t0)
@@ -446,7 +446,7 @@ func BenchmarkSweepThroughput(b *testing.B) {
 		if err := dev.CopyBuffer(src, 0, dst, 0, n); err != nil {
 			b.Fatal(err)
 		}
-		if err := dev.Wait(); err != nil {
+		if err := settle(dev); err != nil {
 			b.Fatal(err)
 		}
 		copyTime += time.Since(t0)
@@ -473,7 +473,7 @@ func touch(b *testing.B, dev device.Device, buf device.Buffer) {
 			b.Fatal(err)
 		}
 	}
-	if err := dev.Wait(); err != nil {
+	if err := settle(dev); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -525,4 +525,14 @@ func BenchmarkAllocateFree(b *testing.B) {
 			}
 		})
 	}
+}
+
+// settle ends the benchmark's frame and waits for the GPU, so that what
+// it released (arenas, grown-out buffers) is freed: a device frees
+// released memory once a fence marked after the release completes.
+func settle(dev device.Device) error {
+	if _, err := dev.Fence(); err != nil {
+		return err
+	}
+	return dev.Wait()
 }

@@ -37,8 +37,8 @@ import (
 // runs in call order); a frame recorded after it must use the new
 // handles, since an old one names a free layer that the next
 // registration rewrites. Page textures are released as Release does:
-// the device frees them once the GPU has finished the work recorded on
-// them. Stats().TexturesMoved counts the moves.
+// the device frees them once a fence marked after the release has
+// completed (device.Buffer.Release). Stats().TexturesMoved counts the moves.
 //
 // Each move is a copy, then a commit: a copy the device refuses leaves
 // that texture where it was (its id, handle and texels unchanged), and

@@ -36,10 +36,14 @@
 // # Ownership and lifetimes
 //
 // Buffers and textures belong to the device that created them; passing one to
-// another device is an error ([ErrInvalidObject]). Release frees an object's
-// memory once the GPU has finished the work already recorded that uses it;
-// later use returns [ErrReleased]. Release is idempotent on every object, and
-// Device.Release releases every object the device still holds.
+// another device is an error ([ErrInvalidObject]). Release ends gpumem's use
+// of an object (later use returns [ErrReleased]); a GPU backend frees its
+// memory once a fence marked after the release has completed, so a frame
+// may still name what it released (Buffer.Release). A program that never
+// marks a fence (Device.Fence) keeps what it released until
+// Device.Release. Release is idempotent on every object, and
+// Device.Release releases, and frees at once, every object the device
+// still holds.
 //
 // # Concurrency
 //

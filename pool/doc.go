@@ -42,8 +42,8 @@
 // a frame, say). Time comes from Options.Clock, so tests drive it.
 //
 // Evicting a buffer releases it to the device (device.Buffer.Release),
-// which frees its memory once the GPU has finished the work already
-// recorded that uses it.
+// which frees its memory once a fence marked after the release has
+// completed.
 //
 // # Invariants
 //

@@ -141,7 +141,7 @@ func (d *Device) dropPending() {
 	}
 	d.queue.Submit()
 	d.dev.Poll(true, nil)
-	d.bury()
+	d.bury(true)
 }
 
 // BenchmarkKernelChunk measures the move kernels' throughput with table

@@ -34,8 +34,9 @@ func (b *Buffer) Desc() device.BufferDesc { return b.desc }
 // Size returns the buffer's size in bytes.
 func (b *Buffer) Size() uint64 { return b.desc.Size }
 
-// Release frees the buffer once the GPU has finished the work recorded
-// before it. It is idempotent and nil-safe.
+// Release ends gpumem's use of the buffer; it is destroyed once a fence
+// marked after the call has completed (see the package doc's "Old buffers
+// and textures"). It is idempotent and nil-safe.
 func (b *Buffer) Release() {
 	if b == nil || b.buf == nil {
 		return
@@ -49,6 +50,15 @@ func (b *Buffer) release() {
 	if !d.released {
 		d.kill(b.buf, nil)
 	}
+	b.buf, b.mapped = nil, nil
+}
+
+// releaseInternal releases b, a buffer gpumem made for its own use and
+// never handed out: no renderer can name it, so it is destroyed once the
+// work recorded on it has finished, with no fence to wait for.
+func (d *Device) releaseInternal(b *Buffer) {
+	delete(d.buffers, b)
+	d.retire(b.buf)
 	b.buf, b.mapped = nil, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/internal/testdevice"
 	"github.com/gpumem/gpumem/mesh"
+	"github.com/gpumem/gpumem/meshlet"
 	"github.com/gpumem/gpumem/staging"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
@@ -48,7 +49,11 @@ type loopRange struct {
 	off   uint64 // bytes into buf; layer of tex
 	want  []byte
 	check bool // the bytes must be there when read
-	key   string
+	// patched: the range holds addresses patched on the GPU when the data
+	// they name moves (meshlet rows).
+	patched bool
+	now     bool // seen after the update
+	key     string
 }
 
 // loopRenderer is the renderer's side: its own read-back buffer, a draw
@@ -116,7 +121,11 @@ func newLoopRenderer(t *testing.T, raw *wgpu.Device) *loopRenderer {
 // frame records the renderer's passes, a draw from each vertex buffer in
 // draws and a copy of every range, submits them after gm.Submit, marks
 // the frame's fence and checks what the ranges read.
-func (r *loopRenderer) frame(t *testing.T, gm *webgpu.Device, draws []loopRange, ranges []loopRange) (fence uint64) {
+//
+// ended runs right after the fence, before the renderer waits for its
+// read-back, so that gpumem has not seen the frame complete when the next
+// update starts (as with frames in flight).
+func (r *loopRenderer) frame(t *testing.T, gm *webgpu.Device, draws []loopRange, ranges []loopRange, ended func(fence uint64)) {
 	t.Helper()
 	enc, err := r.raw.TryCreateCommandEncoder(nil)
 	if err != nil {
@@ -165,11 +174,13 @@ func (r *loopRenderer) frame(t *testing.T, gm *webgpu.Device, draws []loopRange,
 		t.Fatal(err)
 	}
 	r.queue.Submit(cb)
-	if fence, err = gm.Fence(); err != nil {
+	fence, err := gm.Fence()
+	if err != nil {
 		t.Fatal(err)
 	}
+	ended(fence)
 	if pos == 0 {
-		return fence
+		return
 	}
 	status := wgpu.MapAsyncStatus(0)
 	if err := r.readback.TryMapAsync(wgpu.MapModeRead, 0, pos, func(s wgpu.MapAsyncStatus) { status = s }); err != nil {
@@ -183,11 +194,10 @@ func (r *loopRenderer) frame(t *testing.T, gm *webgpu.Device, draws []loopRange,
 	for i, rg := range ranges {
 		if rg.check && !bytes.Equal(got[at[i]:at[i]+uint64(len(rg.want))], rg.want) {
 			r.readback.Unmap()
-			t.Fatalf("%s reads other bytes than it holds", rg.key)
+			t.Fatalf("%s (%s) reads other bytes than it holds", rg.key, map[bool]string{true: "as seen now", false: "as seen before the update"}[rg.now])
 		}
 	}
 	r.readback.Unmap()
-	return fence
 }
 
 // loopBytes is n bytes of the object tag: vec4f vertices whose values
@@ -243,6 +253,14 @@ func TestRendererInTheLoop(t *testing.T) {
 	}
 	defer reg.Release()
 	key := bindless.Key{Format: device.RGBA8Unorm, Width: loopTexSize, Height: loopTexSize}
+	// Meshlet batches: moves patch their rows' address words on the GPU
+	// (Patch, whose tables are gpumem's internal buffers).
+	ml, err := meshlet.New(gm, meshlet.Options{Label: "loop meshlets", RowWords: 4,
+		Data: arena.Options{InitialElems: 256}, Rows: arena.Options{InitialElems: 64}, ShrinkBelow: 0.5, ShrinkAfter: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ml.Release()
 
 	type allocation struct {
 		h    arena.Handle
@@ -252,9 +270,15 @@ func TestRendererInTheLoop(t *testing.T) {
 		h    mesh.Handle
 		data []byte
 	}
+	type batch struct {
+		h    meshlet.BatchHandle
+		data []byte
+		rows [][4]uint32 // as added: address words relative to the data
+	}
 	var (
 		allocs   []allocation
 		meshes   []meshData
+		batches  []batch
 		textures = map[int][]byte{}
 		nextTag  uint64
 	)
@@ -287,6 +311,23 @@ func TestRendererInTheLoop(t *testing.T) {
 			ranges = append(ranges, rg)
 			draws = append(draws, rg)
 		}
+		for _, b := range batches {
+			p, err := ml.Lookup(b.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, rowsBuf := ml.Buffers()
+			ranges = append(ranges, loopRange{buf: rawBuf(data), off: uint64(p.DataOffset) * 4, want: b.data, key: fmt.Sprintf("meshlet data %v", b.h)})
+			// Rows as placed: address words absolute.
+			rows := make([]byte, 0, 16*len(b.rows))
+			for _, r := range b.rows {
+				r[0] += p.DataOffset
+				for _, w := range r {
+					rows = binary.LittleEndian.AppendUint32(rows, w)
+				}
+			}
+			ranges = append(ranges, loopRange{buf: rawBuf(rowsBuf), off: uint64(p.RowOffset) * 16, want: rows, key: fmt.Sprintf("meshlet rows %v", b.h), patched: true})
+		}
 		for id, px := range textures {
 			h, _ := reg.Handle(id)
 			tex, layer, ok := reg.Locate(h)
@@ -305,10 +346,50 @@ func TestRendererInTheLoop(t *testing.T) {
 	stats := map[string]int{}
 	for f := range frames {
 		before, draws := seen()
+		// First the calls that move data or give memory back, one a frame,
+		// then a poll of the fences, as ring and the belt make in the
+		// middle of an update: with the renderer's last frame not yet
+		// seen complete, it finds the queue idle while the moves (and
+		// meshlet's patches, whose tables are gpumem's own buffers) are
+		// recorded, not submitted, and must destroy none of what they
+		// name.
+		switch f % 7 {
+		case 0:
+			_, err = ar.Sweep(arena.SweepLimits{})
+			stats["arena sweeps"]++
+		case 1:
+			_, err = ar.Compact()
+			stats["arena compactions"]++
+		case 2:
+			_, err = ar.Shrink()
+			stats["arena shrinks"]++
+		case 3:
+			if err = ms.Compact(); err == nil {
+				_, err = ms.Shrink()
+			}
+			stats["mesh compactions"]++
+		case 4:
+			_, err = reg.Shrink()
+			stats["bindless shrinks"]++
+		case 5:
+			_, _, err = reg.Compact()
+			stats["bindless compactions"]++
+		case 6:
+			if err = ml.Compact(); err == nil {
+				_, err = ml.Shrink()
+			}
+			stats["meshlet compactions"]++
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gm.Completed(); err != nil {
+			t.Fatal(err)
+		}
 		// The managers' update: churn, then each frame one of the calls
 		// that move data or give memory back.
 		for range 1 + rng.IntN(6) {
-			switch op := rng.IntN(10); {
+			switch op := rng.IntN(12); {
 			case op < 3 || len(allocs) == 0:
 				nextTag++
 				n := 1 + rng.IntN(48)
@@ -347,7 +428,31 @@ func TestRendererInTheLoop(t *testing.T) {
 					t.Fatal(err)
 				}
 				meshes = slices.Delete(meshes, i, i+1)
-			case op < 9 && len(textures) < 20:
+			case op < 10 && len(batches) < 24:
+				nextTag++
+				words := 8 + rng.IntN(120)
+				b := batch{data: loopBytes(nextTag, 4*words)}
+				data := make([]uint32, words)
+				for i := range data {
+					data[i] = binary.LittleEndian.Uint32(b.data[4*i:])
+				}
+				var rows []uint32
+				for i := range 1 + rng.IntN(4) {
+					r := [4]uint32{uint32(i * words / 4), uint32(nextTag), uint32(i), 7}
+					b.rows = append(b.rows, r)
+					rows = append(rows, r[:]...)
+				}
+				if b.h, err = ml.Add(data, rows); err != nil {
+					t.Fatal(err)
+				}
+				batches = append(batches, b)
+			case op < 10 || op == 10 && len(batches) > 0:
+				i := rng.IntN(len(batches))
+				if err := ml.Remove(batches[i].h); err != nil {
+					t.Fatal(err)
+				}
+				batches = slices.Delete(batches, i, i+1)
+			case op < 11 && len(textures) < 20:
 				nextTag++
 				id := int(nextTag)
 				px := loopBytes(nextTag, loopTexSize*loopTexSize*4)
@@ -366,32 +471,10 @@ func TestRendererInTheLoop(t *testing.T) {
 				}
 			}
 		}
-		if err := ms.Flush(); err != nil {
+		if _, err := gm.Completed(); err != nil {
 			t.Fatal(err)
 		}
-		switch f % 6 {
-		case 0:
-			_, err = ar.Sweep(arena.SweepLimits{})
-			stats["arena sweeps"]++
-		case 1:
-			_, err = ar.Compact()
-			stats["arena compactions"]++
-		case 2:
-			_, err = ar.Shrink()
-			stats["arena shrinks"]++
-		case 3:
-			if err = ms.Compact(); err == nil {
-				_, err = ms.Shrink()
-			}
-			stats["mesh compactions"]++
-		case 4:
-			_, err = reg.Shrink()
-			stats["bindless shrinks"]++
-		case 5:
-			_, _, err = reg.Compact()
-			stats["bindless compactions"]++
-		}
-		if err != nil {
+		if err := ms.Flush(); err != nil {
 			t.Fatal(err)
 		}
 		if err := ms.Sweep(arena.SweepLimits{}); err != nil {
@@ -412,17 +495,26 @@ func TestRendererInTheLoop(t *testing.T) {
 			// A page's layers are not copied when another page takes the
 			// texture; a buffer's bytes are, growth or shrink.
 			before[i].check = live && cur.off == rg.off && cur.tex == rg.tex
+			if rg.patched {
+				// Address words the update patched in place read as
+				// patched; an old buffer holds them as they were when it
+				// was replaced, perhaps half patched.
+				before[i].want = cur.want
+				before[i].check = before[i].check && cur.buf == rg.buf
+			}
 			if live && (cur.buf != rg.buf || cur.tex != rg.tex) {
 				stats["old objects read"]++
 			}
 		}
 		for _, rg := range after {
-			rg.check = true
+			rg.check, rg.now = true, true
 			before = append(before, rg)
 		}
-		if err := belt.EndFrame(r.frame(t, gm, draws, before)); err != nil {
-			t.Fatal(err)
-		}
+		r.frame(t, gm, draws, before, func(fence uint64) {
+			if err := belt.EndFrame(fence); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	t.Logf("belt %+v", belt.Stats())
 	if belt.Stats().Waits == 0 {

@@ -31,6 +31,7 @@ func (d *Device) Fence() (uint64, error) {
 	}
 	d.fences.last++
 	d.fences.watch(d, d.fences.last)
+	d.fenceSubmits = append(d.fenceSubmits, fenceMark{d.fences.last, d.submits})
 	return d.fences.last, nil
 }
 

@@ -88,7 +88,7 @@ func (d *Device) checkGuards(k *kernels, b *Buffer, guards []device.Guard, patte
 	if err != nil {
 		return bad, err
 	}
-	defer out.Release()
+	defer d.releaseInternal(out.(*Buffer))
 	tb, err := d.tableBuffer("guard", table)
 	if err != nil {
 		return bad, err

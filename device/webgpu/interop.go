@@ -11,9 +11,10 @@ import (
 // passes, so it needs the binding's objects. Work it records on them must
 // come after the work gpumem has recorded: call Submit first, then submit
 // to Queue. The objects stay owned by gpumem: do not release or destroy
-// them. They stay valid after the gpumem object's Release until a fence
-// marked after that Release has completed (see the package doc), so the
-// frame that saw them may still submit work that names them.
+// them. They stay valid after the gpumem object's Release (a manager's, or
+// the buffer's) until a fence marked after that Release has completed
+// (see the package doc), so the frame that saw them may still submit work
+// that names them; the device's own Release destroys them at once.
 
 // Raw returns the binding's device and queue.
 func (d *Device) Raw() (*wgpu.Device, *wgpu.Queue) { return d.dev, d.queue }

@@ -143,7 +143,7 @@ func (d *Device) ensureScratch(p *planner) error {
 		return fmt.Errorf("webgpu: create scratch buffer of %d bytes: %w", size, device.ErrOutOfMemory)
 	}
 	if d.scratch != nil {
-		d.graveBuffers = append(d.graveBuffers, d.scratch)
+		d.retire(d.scratch)
 	}
 	d.scratch, d.scratchSize = s, size
 	if d.kernels != nil {
@@ -811,7 +811,7 @@ func (d *Device) uploadTable(k *kernels, enc *wgpu.CommandEncoder, phases []tabl
 				return 0, d.fail("create move table buffer", err)
 			}
 			if t.buf != nil {
-				d.graveBuffers = append(d.graveBuffers, t.buf)
+				d.retire(t.buf)
 			}
 			t.dropBindGroups()
 			t.buf, t.capacity, base = buf, size, 0

@@ -139,7 +139,7 @@ func (d *Device) tableBuffer(what string, table []byte) (*wgpu.Buffer, error) {
 	if err != nil {
 		return nil, d.fail("create "+what+" table", err)
 	}
-	d.graveBuffers = append(d.graveBuffers, tb)
+	d.retire(tb)
 	return tb, nil
 }
 

@@ -46,9 +46,10 @@ type tableStaging struct {
 	pending []*stagingBuffer
 	used    uint64 // bytes handed out of the last pending buffer
 	// encBytes is the bytes of enc's tables so far; high is the most of
-	// any encoder's before it. An encoder's first buffer holds high bytes
-	// at least, so a steady run of batches settles on one buffer an
-	// encoder.
+	// recent encoders', halved by each encoder that took less. An
+	// encoder's first buffer holds high bytes at least, so a steady run of
+	// batches settles on one buffer an encoder, and one huge batch does
+	// not make every later buffer huge.
 	encBytes, high uint64
 	inflight       fenced.Queue[*stagingBuffer]
 	free           []*stagingBuffer // oldest freed first
@@ -123,19 +124,20 @@ func (s *tableStaging) reserve(d *Device, n uint64) (dst []byte, buf *wgpu.Buffe
 // endEncoder forgets the pending encoder, whose buffers the caller has
 // moved on, and raises high to its tables' bytes.
 func (s *tableStaging) endEncoder() {
-	s.high = max(s.high, s.encBytes)
+	s.high = max(s.encBytes, s.high/2)
 	s.pending, s.enc, s.used, s.encBytes = s.pending[:0], nil, 0, 0
 }
 
 // take returns a free staging buffer of at least want bytes, or a new one
 // of size bytes (want rounded up). Free buffers smaller than want are
-// released: the encoders' tables have grown past them.
+// released (the encoders' tables have grown past them), and so are those
+// over four times want (left by a batch much larger than the rest).
 func (s *tableStaging) take(d *Device, size, want uint64) (*stagingBuffer, error) {
 	s.reclaim()
 	for i := len(s.free) - 1; i >= 0; i-- {
 		sb := s.free[i]
 		s.free = slices.Delete(s.free, i, i+1)
-		if sb.size >= want {
+		if sb.size >= want && sb.size <= 4*max(want, minStagingBytes) {
 			return sb, nil
 		}
 		sb.destroy()

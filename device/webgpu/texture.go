@@ -23,8 +23,9 @@ var _ device.Texture = (*Texture)(nil)
 // Desc returns the normalized descriptor the texture was created with.
 func (t *Texture) Desc() device.TextureDesc { return t.desc }
 
-// Release frees the texture once the GPU has finished the work recorded
-// before it. It is idempotent and nil-safe.
+// Release ends gpumem's use of the texture; it is destroyed once a fence
+// marked after the call has completed, as a buffer is. It is idempotent
+// and nil-safe.
 func (t *Texture) Release() {
 	if t == nil || t.tex == nil {
 		return
@@ -330,7 +331,7 @@ func (d *Device) GenerateMips(dt device.Texture, layer uint32) error {
 	if err != nil {
 		return d.fail("create mip parameters", err)
 	}
-	d.graveBuffers = append(d.graveBuffers, ub)
+	d.retire(ub)
 	work, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
 		Label: "gpumem mip levels",
 		Size:  total,
@@ -339,7 +340,7 @@ func (d *Device) GenerateMips(dt device.Texture, layer uint32) error {
 	if err != nil {
 		return d.fail("create mip buffer", err)
 	}
-	d.graveBuffers = append(d.graveBuffers, work)
+	d.retire(work)
 	enc, err := d.encoder()
 	if err != nil {
 		return err

@@ -170,9 +170,17 @@ type Device struct {
 	buffers  map[*Buffer]struct{}  // live buffers
 	textures map[*Texture]struct{} // live textures
 	// graveBuffers holds gpumem's internal buffers (scratch, tables,
-	// staging) released while the GPU may still use them; they are
-	// destroyed once the queue is idle.
-	graveBuffers []*wgpu.Buffer
+	// mip work) retired while recorded or submitted work may still use
+	// them, oldest first, each with the submission that must finish
+	// before it goes: the next one, which may name it (the pending
+	// encoder's). bury destroys them then, or all of them once the queue
+	// is idle with nothing pending.
+	graveBuffers []retired
+	// submits counts submissions; every one up to safeSubmits has
+	// finished on the GPU. fenceSubmits holds, for each outstanding
+	// fence, the submissions made when it was marked, oldest first.
+	submits, safeSubmits uint64
+	fenceSubmits         []fenceMark
 	// dead holds the buffers and textures the caller released, oldest
 	// first. A renderer may still submit commands naming one after
 	// gpumem's Submit (see the package doc), so each stays until a fence
@@ -354,6 +362,7 @@ func (d *Device) flush() error {
 		if d.queued {
 			// Queue writes run at the next submit; an empty one will do.
 			d.submit()
+			d.submits++
 			d.queued = false
 		}
 		return nil
@@ -383,6 +392,7 @@ func (d *Device) flush() error {
 		return err
 	}
 	d.submit(cb)
+	d.submits++
 	cb.Release()
 	err = d.stage.submitted(d)
 	if terr := d.timer.submitted(); err == nil {
@@ -418,7 +428,9 @@ func (d *Device) Submit() error {
 }
 
 // Wait submits the recorded work and blocks until the GPU has finished all
-// submitted work; then it destroys every object released before the call.
+// submitted work; then it destroys every object released before the last
+// fence was marked. It marks no fence: what was released since stays for
+// the renderer's passes of this frame.
 func (d *Device) Wait() error {
 	if err := d.usable(); err != nil {
 		return err
@@ -428,7 +440,8 @@ func (d *Device) Wait() error {
 	}
 	d.waitIdle()
 	d.fences.done = d.fences.last
-	d.bury()
+	d.safeSubmits = d.submits
+	d.bury(true)
 	d.reap()
 	return d.fences.rejected()
 }
@@ -436,25 +449,54 @@ func (d *Device) Wait() error {
 // poll lets finished work report without waiting, raises fences.done and
 // destroys what is due. It returns whether a report said the work failed.
 func (d *Device) poll() (failed bool) {
-	if d.pollQueue() {
+	idle := d.pollQueue()
+	if idle {
 		d.fences.done = d.fences.last
-		d.bury()
+		d.safeSubmits = d.submits
 	}
 	done, failed := d.fences.signalled()
 	d.fences.done = max(d.fences.done, min(done, d.fences.last))
+	d.bury(idle && (d.enc == nil || !d.encUsed) && !d.queued)
 	d.reap()
 	return failed
 }
 
-// bury destroys the internal buffers in graveBuffers. The queue must be
-// idle.
-func (d *Device) bury() {
-	for _, b := range d.graveBuffers {
-		b.Destroy()
-		b.Release()
+// retired is an internal buffer waiting for the GPU until submission
+// number need has finished.
+type retired struct {
+	buf  *wgpu.Buffer
+	need uint64
+}
+
+// fenceMark is a fence and the submissions made when it was marked: once
+// it completes, they have all finished.
+type fenceMark struct{ fence, submits uint64 }
+
+// retire destroys b, an internal buffer that recorded or submitted work
+// may still use, once that work has finished (see graveBuffers).
+func (d *Device) retire(b *wgpu.Buffer) {
+	d.graveBuffers = append(d.graveBuffers, retired{b, d.submits + 1})
+}
+
+// bury destroys the retired internal buffers whose work has finished
+// (safeSubmits, raised by completed fences and by an idle queue), or, with
+// all (the queue idle and nothing recorded or queued), every one.
+func (d *Device) bury(all bool) {
+	k := 0
+	for k < len(d.fenceSubmits) && d.fenceSubmits[k].fence <= d.fences.done {
+		d.safeSubmits = max(d.safeSubmits, d.fenceSubmits[k].submits)
+		k++
 	}
-	clear(d.graveBuffers)
-	d.graveBuffers = d.graveBuffers[:0]
+	d.fenceSubmits = d.fenceSubmits[:copy(d.fenceSubmits, d.fenceSubmits[k:])]
+	n := 0
+	for n < len(d.graveBuffers) && (all || d.graveBuffers[n].need <= d.safeSubmits) {
+		d.graveBuffers[n].buf.Destroy()
+		d.graveBuffers[n].buf.Release()
+		n++
+	}
+	rest := copy(d.graveBuffers, d.graveBuffers[n:])
+	clear(d.graveBuffers[rest:])
+	d.graveBuffers = d.graveBuffers[:rest]
 }
 
 // deadObject is a buffer or a texture the caller released while fence
@@ -497,8 +539,9 @@ func (o deadObject) destroy() {
 }
 
 // Release waits for the GPU, destroys every buffer and texture the device
-// holds and every object gpumem created, and releases gpumem's reference
-// to the queue. A device from New is released with its adapter and
+// holds and every object gpumem created, released ones included (with no
+// fence to wait for: a renderer must not submit work naming gpumem's
+// objects after it), and releases gpumem's reference to the queue. A device from New is released with its adapter and
 // instance; a wrapped device is left to its owner, working. Release is
 // idempotent and nil-safe.
 func (d *Device) Release() {
@@ -516,10 +559,10 @@ func (d *Device) Release() {
 		t.release()
 	}
 	if d.scratch != nil {
-		d.graveBuffers = append(d.graveBuffers, d.scratch)
+		d.retire(d.scratch)
 		d.scratch, d.scratchSize = nil, 0
 	}
-	d.bury()
+	d.bury(true)
 	for _, o := range d.dead {
 		o.destroy()
 	}

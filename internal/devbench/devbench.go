@@ -175,7 +175,11 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 		run = func() error { return d.MoveVia(path, buf, moves) }
 	}
 	// Warm up (pipelines, scratch, first-touch of the buffers) and time
-	// one batch.
+	// one batch. The fence ends the previous case's frame, so that the
+	// buffers it released are freed now (device.Buffer.Release).
+	if _, err := d.Fence(); err != nil {
+		return res, err
+	}
 	if err := d.Wait(); err != nil {
 		return res, err
 	}
