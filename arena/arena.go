@@ -62,6 +62,9 @@ type slot struct {
 	owner uint64            // the caller's tag (AllocateOwned)
 	elems uint32            // elements asked for (alloc.Size may be rounded)
 	gen   uint32
+	// change is the index of its pending move in the change log
+	// (memory.ChangeLog.MovedAt).
+	change int32
 }
 
 // sweep is the state of the incremental compaction. An episode is armed by
@@ -319,8 +322,8 @@ func (a *Arena) Free(h Handle) error {
 	if err != nil {
 		return err
 	}
+	a.changes.ForgetAt(&a.slots[h.id].change, uint64(h.id))
 	a.forget(h.id)
-	a.changes.Forget(uint64(h.id))
 	if err := a.alloc.Free(s.alloc); err != nil {
 		invariant.Broken("arena", "%q: free of a live range: %v", a.opts.Label, err)
 	}

@@ -22,7 +22,7 @@ func (a *Arena) report(ms []Move) {
 	}
 	e := uint64(a.opts.ElemSize)
 	for _, m := range ms {
-		a.changes.Moved(uint64(m.Handle.id), memory.Change{Owner: m.Owner, Old: a.buf, Buffer: a.buf,
+		a.changes.MovedAt(&a.slots[m.Handle.id].change, uint64(m.Handle.id), memory.Change{Owner: m.Owner, Old: a.buf, Buffer: a.buf,
 			FromBytes: uint64(m.From) * e, ToBytes: uint64(m.To) * e, SizeBytes: uint64(m.Elems) * e})
 	}
 }

@@ -150,6 +150,9 @@ func (l *ChangeLog) reset() {
 // allocates only to grow the list.
 func (l *ChangeLog) Moved(key uint64, c Change) {
 	c.Kind = Moved
+	if l.over {
+		return
+	}
 	if i, ok := l.moved[key]; ok && int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved {
 		e := &l.list[i]
 		e.Owner, e.Part, e.Buffer, e.ToBytes, e.Texture, e.ToLayer, e.SizeBytes = c.Owner, c.Part, c.Buffer, c.ToBytes, c.Texture, c.ToLayer, c.SizeBytes
@@ -164,6 +167,42 @@ func (l *ChangeLog) Moved(key uint64, c Change) {
 	l.moved[key] = int32(len(l.list))
 	l.list = append(l.list, c)
 	l.keys = append(l.keys, key)
+}
+
+// MovedAt is Moved with the index of key's entry kept by the caller in
+// *at, one int32 per allocation beside its other bookkeeping (any value at
+// first), instead of in the log's map: O(1) with no hashing, for managers
+// whose moves come by the thousand. A key is recorded with MovedAt and
+// ForgetAt only, or with Moved and Forget only.
+func (l *ChangeLog) MovedAt(at *int32, key uint64, c Change) {
+	c.Kind = Moved
+	if l.over {
+		return
+	}
+	if i := *at; l.pending(i, key) {
+		e := &l.list[i]
+		e.Owner, e.Part, e.Buffer, e.ToBytes, e.Texture, e.ToLayer, e.SizeBytes = c.Owner, c.Part, c.Buffer, c.ToBytes, c.Texture, c.ToLayer, c.SizeBytes
+		return
+	}
+	if l.full() {
+		return
+	}
+	*at = int32(len(l.list))
+	l.list = append(l.list, c)
+	l.keys = append(l.keys, key)
+}
+
+// ForgetAt is Forget for a key recorded with MovedAt.
+func (l *ChangeLog) ForgetAt(at *int32, key uint64) {
+	if i := *at; l.pending(i, key) {
+		l.list[i].Kind = 0 // skipped by Take
+	}
+}
+
+// pending reports whether list[i] is key's pending move: a key has one
+// Moved entry at most, so a stale index names another key's, or none.
+func (l *ChangeLog) pending(i int32, key uint64) bool {
+	return i >= 0 && int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved
 }
 
 // Forget drops the pending move of allocation key, freed: its consumer

@@ -95,3 +95,27 @@ func TestChangeLogTakeAllocs(t *testing.T) {
 		t.Errorf("steady state: %v allocations a round, %d changes; want 0 and 16", allocs, len(dst))
 	}
 }
+
+// TestChangeLogMovedAt: moves recorded with the caller's index coalesce
+// as Moved's do, a forgotten one is dropped, and an index left from
+// before a Take names nothing.
+func TestChangeLogMovedAt(t *testing.T) {
+	b := buffers(t, 1)
+	var l memory.ChangeLog
+	at := []int32{-1, -1, -1}
+	l.MovedAt(&at[1], 1, memory.Change{Owner: 10, Old: b[0], Buffer: b[0], FromBytes: 64, ToBytes: 32, SizeBytes: 8})
+	l.MovedAt(&at[2], 2, memory.Change{Owner: 20, Old: b[0], Buffer: b[0], FromBytes: 16, ToBytes: 8, SizeBytes: 4})
+	l.MovedAt(&at[1], 1, memory.Change{Owner: 10, Old: b[0], Buffer: b[0], FromBytes: 32, ToBytes: 0, SizeBytes: 8})
+	l.ForgetAt(&at[2], 2)
+	got := l.Take(nil)
+	want := memory.Change{Kind: memory.Moved, Owner: 10, Old: b[0], Buffer: b[0], FromBytes: 64, ToBytes: 0, SizeBytes: 8}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("got %+v, want [%+v]", got, want)
+	}
+	// at[1] still holds 0, now another key's entry: it must not coalesce.
+	l.MovedAt(&at[2], 2, memory.Change{Owner: 20, Old: b[0], Buffer: b[0], FromBytes: 8, ToBytes: 4, SizeBytes: 4})
+	l.MovedAt(&at[1], 1, memory.Change{Owner: 10, Old: b[0], Buffer: b[0], FromBytes: 0, ToBytes: 16, SizeBytes: 8})
+	if got := l.Take(nil); len(got) != 2 || got[0].Owner != 20 || got[1].Owner != 10 || got[1].FromBytes != 0 {
+		t.Fatalf("after a Take: got %+v, want one move of each key", got)
+	}
+}
