@@ -296,15 +296,11 @@ func (b *buffer) Release() {
 	}
 	b.released = true
 	b.Buffer.Release()
-	a := b.a
-	last := a.buffers[len(a.buffers)-1]
-	a.buffers[b.at], last.at = last, b.at
-	a.buffers[len(a.buffers)-1] = nil
-	a.buffers = a.buffers[:len(a.buffers)-1]
-	n := b.Buffer.Size()
-	a.bytes -= n
-	a.b.credit(n)
+	b.a.buffers = unlink(b.a.buffers, b.at)
+	b.a.debit(b.Buffer.Size())
 }
+
+func (b *buffer) index() *int { return &b.at }
 
 // texture is an account's view of a device texture.
 type texture struct {
@@ -325,11 +321,25 @@ func (t *texture) Release() {
 	}
 	t.released = true
 	t.Texture.Release()
-	a := t.a
-	last := a.textures[len(a.textures)-1]
-	a.textures[t.at], last.at = last, t.at
-	a.textures[len(a.textures)-1] = nil
-	a.textures = a.textures[:len(a.textures)-1]
-	a.bytes -= t.bytes
-	a.b.credit(t.bytes)
+	t.a.textures = unlink(t.a.textures, t.at)
+	t.a.debit(t.bytes)
+}
+
+func (t *texture) index() *int { return &t.at }
+
+// unlink removes list[i] in O(1), moving the last element into its place:
+// each element knows its index in list.
+func unlink[T interface{ index() *int }](list []T, i int) []T {
+	last := len(list) - 1
+	list[i] = list[last]
+	*list[i].index() = i
+	var zero T
+	list[last] = zero
+	return list[:last]
+}
+
+// debit takes n bytes, released, off the account and its budget.
+func (a *Account) debit(n uint64) {
+	a.bytes -= n
+	a.b.credit(n)
 }
