@@ -205,6 +205,20 @@ func (l *ChangeLog) pending(i int32, key uint64) bool {
 	return i >= 0 && int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved
 }
 
+// Forward records the buffer changes of cs, a lower layer's (a manager's
+// arenas'), as its own: each Replaced and Released. Other kinds are the
+// caller's to translate (moves name the lower layer's allocations).
+func (l *ChangeLog) Forward(cs []Change) {
+	for _, c := range cs {
+		switch c.Kind {
+		case Replaced:
+			l.Replaced(c.Old, c.Buffer, c.OldTexture, c.Texture)
+		case Released:
+			l.Released(c.Old, c.OldTexture)
+		}
+	}
+}
+
 // Forget drops the pending move of allocation key, freed: its consumer
 // has nothing to move. O(1).
 func (l *ChangeLog) Forget(key uint64) {

@@ -21,14 +21,7 @@ func (a *Allocator) Changes(dst []memory.Change) []memory.Change {
 // arena's moves come through onMove).
 func (a *Allocator) forward(s *slab) {
 	a.fromSlab = s.ar.Changes(a.fromSlab[:0])
-	for _, c := range a.fromSlab {
-		switch c.Kind {
-		case memory.Replaced:
-			a.changes.Replaced(c.Old, c.Buffer, nil, nil)
-		case memory.Released:
-			a.changes.Released(c.Old, nil)
-		}
-	}
+	a.changes.Forward(a.fromSlab)
 	clear(a.fromSlab)
 }
 

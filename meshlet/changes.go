@@ -22,14 +22,7 @@ const (
 func (m *Manager) Changes(dst []memory.Change) []memory.Change {
 	for _, a := range [2]*arena.Arena{m.data, m.rows} {
 		m.fromArena = a.Changes(m.fromArena[:0])
-		for _, c := range m.fromArena {
-			switch c.Kind {
-			case memory.Replaced:
-				m.changes.Replaced(c.Old, c.Buffer, nil, nil)
-			case memory.Released:
-				m.changes.Released(c.Old, nil)
-			}
-		}
+		m.changes.Forward(m.fromArena)
 		clear(m.fromArena)
 	}
 	return m.changes.Take(dst)
