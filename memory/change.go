@@ -102,20 +102,71 @@ const MaxPendingChanges = 4096
 // bounded as Change says. Managers embed one and give their Changes
 // method its Take. The zero ChangeLog is empty and ready.
 //
+// Pending changes are kept without pointers, buffers and textures named
+// by index into a short table, so recording one costs an append of a few
+// words and the garbage collector never scans the list; Take builds the
+// Changes.
+//
 // A ChangeLog is not safe for concurrent use.
 type ChangeLog struct {
-	list []Change
+	list []entry
+	refs []ref // the buffers and textures entries name
 	// moved maps a coalescing key (the manager's name for an allocation)
 	// to its Moved entry in list; an entry of another key there is stale.
 	moved map[uint64]int32
-	keys  []uint64 // by list index: the key of a Moved entry
 	// buffers lists the indices in list of Replaced entries.
 	buffers []int32
 	over    bool
 }
 
+// entry is a pending Change, buffers and textures as indices into refs.
+type entry struct {
+	key, owner         uint64
+	from, to, size     uint64
+	fromLayer, toLayer uint32
+	old, now           int32 // refs index; none for no buffer or texture
+	kind               ChangeKind
+	part               uint8
+}
+
+// ref is a buffer or a texture array (or neither) an entry names.
+type ref struct {
+	buf device.Buffer
+	tex device.Texture
+}
+
+const none = -1
+
 // Len returns the number of pending changes. O(1).
 func (l *ChangeLog) Len() int { return len(l.list) }
+
+// ref returns the index in refs of (buf, tex), adding it if it is not
+// among the last few: a manager's moves name the same buffer run after
+// run. none for neither.
+func (l *ChangeLog) ref(buf device.Buffer, tex device.Texture) int32 {
+	if buf == nil && tex == nil {
+		return none
+	}
+	for i := len(l.refs) - 1; i >= 0 && i >= len(l.refs)-4; i-- {
+		if r := l.refs[i]; r.buf == buf && r.tex == tex {
+			return int32(i)
+		}
+	}
+	l.refs = append(l.refs, ref{buf, tex})
+	return int32(len(l.refs) - 1)
+}
+
+// is reports whether refs index i names old (a buffer) or, old nil,
+// oldTex.
+func (l *ChangeLog) is(i int32, old device.Buffer, oldTex device.Texture) bool {
+	if i == none {
+		return false
+	}
+	if old != nil {
+		return l.refs[i].buf == old
+	}
+	return oldTex != nil && l.refs[i].tex == oldTex
+}
 
 // full reports whether nothing more is recorded, and turns the list into
 // one Overflowed change when it just reached the bound.
@@ -128,19 +179,22 @@ func (l *ChangeLog) full() bool {
 	}
 	l.reset()
 	l.over = true
-	l.list = append(l.list, Change{Kind: Overflowed})
-	l.keys = append(l.keys, 0)
+	l.list = append(l.list, entry{kind: Overflowed, old: none, now: none})
 	return true
 }
 
 // reset empties the list in O(entries): it deletes the keys it filed
 // rather than clearing the map, whose cost is its peak size.
 func (l *ChangeLog) reset() {
-	for _, k := range l.keys {
-		delete(l.moved, k)
+	if len(l.moved) > 0 {
+		for i := range l.list {
+			if l.list[i].kind == Moved {
+				delete(l.moved, l.list[i].key)
+			}
+		}
 	}
-	clear(l.list) // drop the buffers it names
-	l.list, l.keys, l.buffers = l.list[:0], l.keys[:0], l.buffers[:0]
+	clear(l.refs) // drop the buffers they name
+	l.list, l.refs, l.buffers = l.list[:0], l.refs[:0], l.buffers[:0]
 }
 
 // Moved records that allocation key moved from fromBytes in old to
@@ -149,13 +203,11 @@ func (l *ChangeLog) reset() {
 // reported. An earlier pending move of key keeps its From. O(1);
 // allocates only to grow the list.
 func (l *ChangeLog) Moved(key uint64, c Change) {
-	c.Kind = Moved
 	if l.over {
 		return
 	}
-	if i, ok := l.moved[key]; ok && int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved {
-		e := &l.list[i]
-		e.Owner, e.Part, e.Buffer, e.ToBytes, e.Texture, e.ToLayer, e.SizeBytes = c.Owner, c.Part, c.Buffer, c.ToBytes, c.Texture, c.ToLayer, c.SizeBytes
+	if i, ok := l.moved[key]; ok && l.pending(i, key) {
+		l.update(i, &c)
 		return
 	}
 	if l.full() {
@@ -165,8 +217,7 @@ func (l *ChangeLog) Moved(key uint64, c Change) {
 		l.moved = make(map[uint64]int32)
 	}
 	l.moved[key] = int32(len(l.list))
-	l.list = append(l.list, c)
-	l.keys = append(l.keys, key)
+	l.add(key, &c)
 }
 
 // MovedAt is Moved with the index of key's entry kept by the caller in
@@ -175,34 +226,49 @@ func (l *ChangeLog) Moved(key uint64, c Change) {
 // whose moves come by the thousand. A key is recorded with MovedAt and
 // ForgetAt only, or with Moved and Forget only.
 func (l *ChangeLog) MovedAt(at *int32, key uint64, c Change) {
-	c.Kind = Moved
 	if l.over {
 		return
 	}
 	if i := *at; l.pending(i, key) {
-		e := &l.list[i]
-		e.Owner, e.Part, e.Buffer, e.ToBytes, e.Texture, e.ToLayer, e.SizeBytes = c.Owner, c.Part, c.Buffer, c.ToBytes, c.Texture, c.ToLayer, c.SizeBytes
+		l.update(i, &c)
 		return
 	}
 	if l.full() {
 		return
 	}
 	*at = int32(len(l.list))
-	l.list = append(l.list, c)
-	l.keys = append(l.keys, key)
+	l.add(key, &c)
+}
+
+// add appends c as key's pending move.
+func (l *ChangeLog) add(key uint64, c *Change) {
+	old := l.ref(c.Old, c.OldTexture)
+	now := old
+	if c.Buffer != c.Old || c.Texture != c.OldTexture {
+		now = l.ref(c.Buffer, c.Texture)
+	}
+	l.list = append(l.list, entry{key: key, owner: c.Owner, from: c.FromBytes, to: c.ToBytes, size: c.SizeBytes,
+		fromLayer: c.FromLayer, toLayer: c.ToLayer, old: old, now: now, kind: Moved, part: c.Part})
+}
+
+// update makes list[i], a pending move, end where c ends.
+func (l *ChangeLog) update(i int32, c *Change) {
+	e := &l.list[i]
+	e.owner, e.part, e.to, e.toLayer, e.size = c.Owner, c.Part, c.ToBytes, c.ToLayer, c.SizeBytes
+	e.now = l.ref(c.Buffer, c.Texture)
 }
 
 // ForgetAt is Forget for a key recorded with MovedAt.
 func (l *ChangeLog) ForgetAt(at *int32, key uint64) {
 	if i := *at; l.pending(i, key) {
-		l.list[i].Kind = 0 // skipped by Take
+		l.list[i].kind = 0 // skipped by Take
 	}
 }
 
 // pending reports whether list[i] is key's pending move: a key has one
 // Moved entry at most, so a stale index names another key's, or none.
 func (l *ChangeLog) pending(i int32, key uint64) bool {
-	return i >= 0 && int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved
+	return i >= 0 && int(i) < len(l.list) && l.list[i].key == key && l.list[i].kind == Moved
 }
 
 // Forward records the buffer changes of cs, a lower layer's (a manager's
@@ -224,8 +290,8 @@ func (l *ChangeLog) Forward(cs []Change) {
 func (l *ChangeLog) Forget(key uint64) {
 	if i, ok := l.moved[key]; ok {
 		delete(l.moved, key)
-		if int(i) < len(l.list) && l.keys[i] == key && l.list[i].Kind == Moved {
-			l.list[i].Kind = 0 // skipped by Take
+		if l.pending(i, key) {
+			l.list[i].kind = 0 // skipped by Take
 		}
 	}
 }
@@ -238,14 +304,18 @@ func (l *ChangeLog) Replaced(old, buf device.Buffer, oldTex, tex device.Texture)
 	if l.over {
 		return
 	}
+	now := int32(none)
 	for i := range l.list {
-		if e := &l.list[i]; e.Kind == Moved && sameBuffer(e.Buffer, old, e.Texture, oldTex) {
-			e.Buffer, e.Texture = buf, tex
+		if e := &l.list[i]; e.kind == Moved && l.is(e.now, old, oldTex) {
+			if now == none {
+				now = l.ref(buf, tex)
+			}
+			e.now = now
 		}
 	}
 	for _, i := range l.buffers {
-		if e := &l.list[i]; e.Kind == Replaced && sameBuffer(e.Buffer, old, e.Texture, oldTex) {
-			e.Buffer, e.Texture = buf, tex
+		if e := &l.list[i]; e.kind == Replaced && l.is(e.now, old, oldTex) {
+			e.now = l.ref(buf, tex)
 			return
 		}
 	}
@@ -253,8 +323,7 @@ func (l *ChangeLog) Replaced(old, buf device.Buffer, oldTex, tex device.Texture)
 		return
 	}
 	l.buffers = append(l.buffers, int32(len(l.list)))
-	l.list = append(l.list, Change{Kind: Replaced, Old: old, Buffer: buf, OldTexture: oldTex, Texture: tex})
-	l.keys = append(l.keys, 0)
+	l.list = append(l.list, entry{kind: Replaced, old: l.ref(old, oldTex), now: l.ref(buf, tex)})
 }
 
 // Released records that buffer old (or texture array oldTex) was
@@ -265,32 +334,34 @@ func (l *ChangeLog) Released(old device.Buffer, oldTex device.Texture) {
 		return
 	}
 	for _, i := range l.buffers {
-		if e := &l.list[i]; e.Kind == Replaced && sameBuffer(e.Buffer, old, e.Texture, oldTex) {
-			e.Kind, e.Buffer, e.Texture = Released, nil, nil
+		if e := &l.list[i]; e.kind == Replaced && l.is(e.now, old, oldTex) {
+			e.kind, e.now = Released, none
 			return
 		}
 	}
 	if l.full() {
 		return
 	}
-	l.list = append(l.list, Change{Kind: Released, Old: old, OldTexture: oldTex})
-	l.keys = append(l.keys, 0)
-}
-
-func sameBuffer(a, b device.Buffer, at, bt device.Texture) bool {
-	if b != nil {
-		return a == b
-	}
-	return bt != nil && at == bt
+	l.list = append(l.list, entry{kind: Released, old: l.ref(old, oldTex), now: none})
 }
 
 // Take appends the pending changes to dst in the order they happened and
 // empties the list. O(changes); it allocates only when dst lacks room.
 func (l *ChangeLog) Take(dst []Change) []Change {
 	for i := range l.list {
-		if l.list[i].Kind != 0 {
-			dst = append(dst, l.list[i])
+		e := &l.list[i]
+		if e.kind == 0 {
+			continue
 		}
+		c := Change{Kind: e.kind, Owner: e.owner, Part: e.part,
+			FromBytes: e.from, ToBytes: e.to, SizeBytes: e.size, FromLayer: e.fromLayer, ToLayer: e.toLayer}
+		if e.old != none {
+			c.Old, c.OldTexture = l.refs[e.old].buf, l.refs[e.old].tex
+		}
+		if e.now != none {
+			c.Buffer, c.Texture = l.refs[e.now].buf, l.refs[e.now].tex
+		}
+		dst = append(dst, c)
 	}
 	l.reset()
 	l.over = false
