@@ -21,8 +21,9 @@ func (a *Arena) report(ms []Move) {
 		return
 	}
 	e := uint64(a.opts.ElemSize)
+	in := a.changes.Within(a.buf, nil)
 	for _, m := range ms {
-		a.changes.MovedAt(&a.slots[m.Handle.id].change, uint64(m.Handle.id), memory.Change{Owner: m.Owner, Old: a.buf, Buffer: a.buf,
-			FromBytes: uint64(m.From) * e, ToBytes: uint64(m.To) * e, SizeBytes: uint64(m.Elems) * e})
+		a.changes.MovedWithin(&a.slots[m.Handle.id].change, uint64(m.Handle.id), in, m.Owner, 0,
+			uint64(m.From)*e, uint64(m.To)*e, uint64(m.Elems)*e)
 	}
 }

@@ -205,6 +205,7 @@ func (a *Arena) compact() error {
 	n := a.alloc.Len()
 	a.moves = slices.Grow(a.moves[:0], n)
 	a.done = slices.Grow(a.done[:0], n)
+	a.changes.Grow(n)
 	// One walk packs the allocator (offset.Pack: the slides of a full
 	// pass, without filing a free region at each step) and builds the
 	// batch; the moves are those of the pass, in its order.

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/gpumem/gpumem/device"
@@ -140,6 +141,14 @@ const none = -1
 // Len returns the number of pending changes. O(1).
 func (l *ChangeLog) Len() int { return len(l.list) }
 
+// Grow makes room for n more pending changes (up to the bound), so that
+// a manager about to record a batch allocates once, before it starts.
+func (l *ChangeLog) Grow(n int) {
+	if k := min(n, MaxPendingChanges-len(l.list)); k > 0 {
+		l.list = slices.Grow(l.list, k)
+	}
+}
+
 // ref returns the index in refs of (buf, tex), adding it if it is not
 // among the last few: a manager's moves name the same buffer run after
 // run. none for neither.
@@ -238,6 +247,37 @@ func (l *ChangeLog) MovedAt(at *int32, key uint64, c Change) {
 	}
 	*at = int32(len(l.list))
 	l.add(key, &c)
+}
+
+// Within is a buffer (or texture array) named once for a batch of moves
+// that stay in it; see ChangeLog.Within.
+type Within struct{ ref int32 }
+
+// Within names buf (or tex) for a batch of moves within it, recorded
+// with MovedWithin: a manager that moves allocations by the thousand
+// names the buffer once, not once a move. The Within is valid until the
+// log's next call other than MovedWithin.
+func (l *ChangeLog) Within(buf device.Buffer, tex device.Texture) Within {
+	return Within{l.ref(buf, tex)}
+}
+
+// MovedWithin is MovedAt for a move from fromBytes to toBytes inside in,
+// sizeBytes long, of owner's part.
+func (l *ChangeLog) MovedWithin(at *int32, key uint64, in Within, owner uint64, part uint8, fromBytes, toBytes, sizeBytes uint64) {
+	if l.over {
+		return
+	}
+	if i := *at; l.pending(i, key) {
+		e := &l.list[i]
+		e.owner, e.part, e.to, e.size, e.now = owner, part, toBytes, sizeBytes, in.ref
+		return
+	}
+	if l.full() {
+		return
+	}
+	*at = int32(len(l.list))
+	l.list = append(l.list, entry{key: key, owner: owner, from: fromBytes, to: toBytes, size: sizeBytes,
+		old: in.ref, now: in.ref, kind: Moved, part: part})
 }
 
 // add appends c as key's pending move.

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
@@ -117,5 +118,30 @@ func TestChangeLogMovedAt(t *testing.T) {
 	l.MovedAt(&at[1], 1, memory.Change{Owner: 10, Old: b[0], Buffer: b[0], FromBytes: 0, ToBytes: 16, SizeBytes: 8})
 	if got := l.Take(nil); len(got) != 2 || got[0].Owner != 20 || got[1].Owner != 10 || got[1].FromBytes != 0 {
 		t.Fatalf("after a Take: got %+v, want one move of each key", got)
+	}
+}
+
+// TestChangeLogWithin: moves recorded within a named buffer coalesce with
+// MovedAt's, follow a later replacement of that buffer, and Grow leaves
+// the list as it was.
+func TestChangeLogWithin(t *testing.T) {
+	b := buffers(t, 2)
+	var l memory.ChangeLog
+	at := []int32{-1, -1}
+	l.Grow(-1)
+	l.Grow(2 * memory.MaxPendingChanges)
+	in := l.Within(b[0], nil)
+	l.MovedWithin(&at[0], 1, in, 10, 0, 64, 32, 8)
+	l.MovedAt(&at[0], 1, memory.Change{Owner: 10, Old: b[0], Buffer: b[0], FromBytes: 32, ToBytes: 0, SizeBytes: 8})
+	l.MovedWithin(&at[1], 2, in, 20, 1, 16, 8, 4)
+	l.Replaced(b[0], b[1], nil, nil)
+	got := l.Take(nil)
+	want := []memory.Change{
+		{Kind: memory.Moved, Owner: 10, Old: b[0], Buffer: b[1], FromBytes: 64, ToBytes: 0, SizeBytes: 8},
+		{Kind: memory.Moved, Owner: 20, Part: 1, Old: b[0], Buffer: b[1], FromBytes: 16, ToBytes: 8, SizeBytes: 4},
+		{Kind: memory.Replaced, Old: b[0], Buffer: b[1]},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 }
