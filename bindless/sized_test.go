@@ -337,3 +337,120 @@ func BenchmarkSizedWaste(b *testing.B) {
 	b.ReportMetric(wc, "waste-compacted")
 	b.ReportMetric(pages, "pages")
 }
+
+// runSized drives a registry's sized textures with a command stream of
+// byte triples (op, a, b) and checks it against the model (every
+// texture's layer read back, the invariants) after every command. Ids
+// are "0" to "7" (b%8); an image is 1+a%40 x 1+b%12 texels of RGBA8Unorm,
+// with its full mip chain when a is odd.
+//
+//	0-2: RegisterSized an id (an id registered with another size must
+//	     fail with ErrMismatch, with the same one return its handle)
+//	3:   unregister an id
+//	4:   update an id
+//	5:   Shrink
+//	6:   Compact, copies refused after a%4-1 of them (none when -1)
+//	7:   RegisterSized with the next page creation refused: it succeeds,
+//	     or fails with ErrFull and Stats are as before
+//	8:   bad input (a zero side, a side over the device's limit, short
+//	     pixels): a clear error, and Stats are as before
+func runSized(data []byte) error {
+	dev, err := host.New(host.Options{Limits: device.Limits{MaxTextureSize2D: 64}})
+	if err != nil {
+		return err
+	}
+	defer dev.Release()
+	cr := &copyRefuser{Device: dev, allow: -1}
+	r, err := bindless.New[string](cr, bindless.Options{LayersPerPage: 4, MaxPages: 24, MaxPagesPerBucket: 3})
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	m := newModel(dev, r)
+	m.full, m.copies = 4, cr
+	for i := 0; i+2 < len(data); i += 3 {
+		op, a, b := data[i]%9, data[i+1], data[i+2]
+		id := fmt.Sprint(b % 8)
+		key := bindless.Key{Format: device.RGBA8Unorm, Width: 1 + uint32(a%40), Height: 1 + uint32(b%12)}
+		if a%2 == 1 {
+			key.Mips = device.MaxMips(key.Width, key.Height)
+		}
+		e, had := m.want[id]
+		before := r.Stats()
+		var err error
+		switch op {
+		case 0, 1, 2, 7:
+			if op == 7 {
+				dev.FailNextCreates(1)
+			}
+			_, err = m.registerSized(id, key, i)
+			dev.FailNextCreates(0)
+			switch {
+			case had && (!e.sized || e.key != key.Normalized()):
+				if !errors.Is(err, bindless.ErrMismatch) {
+					return fmt.Errorf("command %d: RegisterSized(%q) as %v, registered as %v: %v", i, id, key, e.key, err)
+				}
+				err = nil
+			case errors.Is(err, bindless.ErrFull):
+				if after := r.Stats(); after != before {
+					return fmt.Errorf("command %d: a refused RegisterSized changed Stats: %+v, then %+v", i, before, after)
+				}
+				err = nil
+			}
+		case 3:
+			if err = m.unregister(id); !had && errors.Is(err, bindless.ErrNotRegistered) {
+				err = nil
+			}
+		case 4:
+			if had {
+				err = m.update(id, i)
+			}
+		case 5:
+			err = m.shrink()
+		case 6:
+			err = m.compact(int(a%4)-1, false)
+		case 8:
+			bad := []struct {
+				key  bindless.Key
+				px   []byte
+				want error
+			}{
+				{bindless.Key{Format: device.RGBA8Unorm, Width: 0, Height: key.Height}, nil, bindless.ErrInvalidKey},
+				{bindless.Key{Format: device.RGBA8Unorm, Width: 65 + uint32(a), Height: key.Height}, nil, bindless.ErrInvalidKey},
+				{key, make([]byte, key.Width*key.Height*4-1), bindless.ErrInvalidSize},
+			}[a%3]
+			if had {
+				break
+			}
+			if _, err := r.RegisterSized(id, bad.key, bad.px); !errors.Is(err, bad.want) {
+				return fmt.Errorf("command %d: RegisterSized(%v, %d bytes): %v, want %v", i, bad.key, len(bad.px), err, bad.want)
+			}
+			if after := r.Stats(); after != before {
+				return fmt.Errorf("command %d: a bad RegisterSized changed Stats: %+v, then %+v", i, before, after)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("command %d (op %d, id %s, %v): %w", i, op, id, key, err)
+		}
+		if err := m.verify(); err != nil {
+			return fmt.Errorf("command %d (op %d, id %s, %v): %w", i, op, id, key, err)
+		}
+	}
+	return nil
+}
+
+func FuzzSized(f *testing.F) {
+	for _, s := range [][]byte{
+		{0, 3, 0, 0, 3, 1, 0, 3, 2, 0, 3, 3, 0, 3, 4, 0, 3, 5},
+		{0, 10, 0, 0, 11, 1, 0, 39, 2, 0, 20, 3, 3, 0, 1, 3, 0, 2, 5, 0, 0, 6, 0, 0},
+		{0, 5, 0, 0, 5, 1, 0, 5, 2, 0, 5, 3, 0, 5, 4, 3, 0, 0, 3, 0, 1, 3, 0, 2, 6, 2, 0, 7, 5, 6, 0, 5, 7},
+		{7, 8, 0, 7, 8, 1, 8, 0, 2, 8, 1, 3, 8, 2, 4, 4, 8, 0, 0, 9, 0},
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := runSized(data); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
