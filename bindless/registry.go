@@ -35,6 +35,11 @@ package bindless
 // layers 0..highest in use. Version changes exactly when the set of page
 // textures does (a page added, recreated, grown, trimmed or released) or
 // Compact moved a layer.
+// A bucket is exact (Register's textures fill their layers) or sized
+// (RegisterSized's images, each in the top-left of a layer of its size
+// class, its size in the page's extent); buckets are filed by key and
+// kind, so an exact and a sized bucket of one key are two. A sized
+// bucket's pages start at one layer and grow as trimmed pages do.
 // Lookups go through two direct indexes: bySource maps an id to its
 // handle; pages[h.Page()].owner[h.Layer()] maps a handle back. Neither
 // scans buckets.

@@ -11,6 +11,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // padded returns mip 0 of a cw x ch layer holding the image img (its
@@ -122,6 +123,27 @@ func TestSizedBackends(t *testing.T) {
 		}
 		must(t, m.verify())
 		checkSizedMips(t, m)
+		// Sized pages start at one layer and double: a page grown is
+		// replaced, reported once (growths since the last Changes in one
+		// change) with the texture it has now.
+		replaced := map[device.Texture]int{}
+		for _, c := range r.Changes(nil) {
+			if c.Kind == memory.Replaced {
+				replaced[c.Texture]++
+			}
+		}
+		grown := 0
+		for i, p := range r.Pages() {
+			if _, sized, _ := bindless.PageBucket(r, i); sized && p.Desc().Layers > 1 {
+				grown++
+				if replaced[p] != 1 {
+					t.Fatalf("page %d grew to %d layers, reported replaced %d times", i, p.Desc().Layers, replaced[p])
+				}
+			}
+		}
+		if grown == 0 || len(replaced) != grown {
+			t.Fatalf("%d pages grown, %d reported replaced", grown, len(replaced))
+		}
 		g, _ := r.Region(m.want["s0"].h)
 		if u, v := g.Scale(); u != float32(g.Width)/float32(g.LayerWidth) || v != float32(g.Height)/float32(g.LayerHeight) || u > 1 || v > 1 || u <= 0.5 && g.LayerWidth > 1 {
 			t.Fatalf("Region %+v: scale %v, %v", g, u, v)
