@@ -38,7 +38,8 @@ func (r *Registry[K]) Locate(h Handle) (tex device.Texture, layer uint32, ok boo
 	return p.tex, h.Layer(), true
 }
 
-// KeyOfHandle returns the key of h's bucket, and ok false when h names no
+// KeyOfHandle returns the key of h's bucket (for a sized texture, its
+// class: Region gives the image's size), and ok false when h names no
 // page.
 func (r *Registry[K]) KeyOfHandle(h Handle) (Key, bool) {
 	p := r.page(h)
