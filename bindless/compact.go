@@ -111,11 +111,11 @@ func (r *Registry[K]) compactBucket(b *bucket) (moved int, err error) {
 			r.unalloc(s)
 			return moved, fmt.Errorf("move %v (%v) to %v: %w", p.owner[l], from, s.h, err)
 		}
-		id := p.owner[l]
+		id, ext := p.owner[l], p.extentAt(uint32(l))
 		r.changes.Moved(uint64(from)<<32|uint64(s.h), memory.Change{Owner: uint64(from)<<32 | uint64(s.h),
 			OldTexture: p.tex, Texture: r.pages[di].tex, FromLayer: uint32(l), ToLayer: s.h.Layer()})
 		r.freeLayer(from)
-		r.own(id, s.h)
+		r.own(id, s.h, ext)
 		moved++
 		l--
 	}

@@ -50,16 +50,16 @@ func (m *model) plannedMoves() []moveOf {
 	}
 	used := m.inUse()
 	var moves []moveOf
-	done := map[bindless.Key]bool{}
+	done := map[bucketOf]bool{}
 	for first := range pages {
-		key, _ := m.r.KeyOfHandle(bindless.Handle(uint32(first) << 16))
+		key, _ := m.pageBucket(first)
 		if done[key] {
 			continue
 		}
 		done[key] = true
 		var free, regs []bindless.Handle // ascending
 		for i, p := range pages {
-			if k, _ := m.r.KeyOfHandle(bindless.Handle(uint32(i) << 16)); p == nil || k != key {
+			if k, _ := m.pageBucket(i); p == nil || k != key {
 				continue
 			}
 			for l := range p.Desc().Layers {

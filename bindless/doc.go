@@ -25,11 +25,38 @@
 // pages do (one added, recreated, grown, trimmed or released) or Compact
 // moves a texture, so a bind group (and a table of handles) built at one
 // version is valid while Version stays.
-
+//
 // Textures are registered by a source id of the caller's (a path, an
 // asset id): Register with an id that is registered already returns its
 // handle and writes nothing. Lookups by id (Handle) and by handle
 // (Source, Locate) are O(1).
+//
+// # Textures of any size
+//
+// Register files a texture under its exact Key, so images of sizes
+// nobody shares (text labels sized to their text) would each take a
+// page. RegisterSized files an image of any size W x H under its size
+// class (ClassOf): W and H each rounded up to a power of two, so a
+// 2378x111 label lies in a layer of the 4096x128 class. The image fills
+// the layer's top-left corner and its last column and row repeat into
+// the rest, so bilinear sampling and mips at its edges see what
+// clamp-to-edge sampling of the image alone sees. Region(h) gives the
+// image's size and Scale the factors (W/classW, H/classH) a shader
+// multiplies its texture coordinates by; they hold at every mip, and
+// texel coordinates need none. A class carries the mips asked for, down
+// to where its shorter side is one texel. Sized textures have the same
+// Handle, and Compact, Shrink, Changes and Stats treat their pages as
+// any others; they never share a bucket with exact textures.
+//
+// The waste bound: a class layer holds less than 4 times its image's
+// bytes, mips included (less than twice on each axis). A sized bucket's
+// pages start at one layer and double as they fill, so while textures
+// are only registered its pages hold less than 8 times their images'
+// bytes, and after Compact (every page trimmed to its layers in use)
+// less than 4 times. Stats().BytesHeld over BytesUsed is the measure.
+// Repeat addressing is the shader's: it wraps its coordinate before
+// scaling, and bilinear filtering across the seam reads the repeated
+// edge, not the opposite one.
 //
 // Three 1x1 RGBA8Unorm textures exist from the start: White (255, 255,
 // 255, 255) at handle 0, Black (0, 0, 0, 255) and FlatNormal (128, 128,
@@ -81,7 +108,7 @@
 // copy the device refuses leaves that texture where it was and ends the
 // moves, so every id still names a layer holding its texels.
 // Stats().TexturesMoved counts the moves.
-
+//
 // # Limits
 //
 // Handles have 16 bits of page and 16 of layer: LayersPerPage is at most

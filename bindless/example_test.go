@@ -42,3 +42,30 @@ func ExampleRegistry() {
 	// binding 0: RGBA8Unorm 1x1, 4 layers
 	// binding 1: RGBA8Unorm 2x2, 4 layers
 }
+
+// Text labels sized to their text share the pages of their size class;
+// a shader scales its texture coordinates by the label's Region.
+func ExampleRegistry_RegisterSized() {
+	dev, _ := host.New(host.Options{})
+	defer dev.Release()
+	r, _ := bindless.New[string](dev, bindless.Options{})
+	defer r.Release()
+
+	for _, label := range []struct {
+		text string
+		w, h uint32
+	}{{"Start game", 2378, 111}, {"Continue", 2200, 100}, {"Quit", 700, 90}} {
+		key := bindless.Key{Format: device.R8Unorm, Width: label.w, Height: label.h}
+		h, _ := r.RegisterSized(label.text, key, make([]byte, label.w*label.h))
+		g, _ := r.Region(h)
+		u, v := g.Scale()
+		fmt.Printf("%-10s %v: %dx%d in %dx%d, scale %.4f %.4f\n", label.text, h, g.Width, g.Height, g.LayerWidth, g.LayerHeight, u, v)
+	}
+	st := r.Stats()
+	fmt.Printf("%d pages; %d bytes held, images (and defaults) %d\n", st.Pages, st.BytesHeld, st.BytesUsed)
+	// Output:
+	// Start game 1:0: 2378x111 in 4096x128, scale 0.5806 0.8672
+	// Continue   1:1: 2200x100 in 4096x128, scale 0.5371 0.7812
+	// Quit       2:0: 700x90 in 1024x128, scale 0.6836 0.7031
+	// 3 pages; 1180672 bytes held, images (and defaults) 546970
+}

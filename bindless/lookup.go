@@ -38,7 +38,8 @@ func (r *Registry[K]) Locate(h Handle) (tex device.Texture, layer uint32, ok boo
 	return p.tex, h.Layer(), true
 }
 
-// KeyOfHandle returns the key of h's bucket, and ok false when h names no
+// KeyOfHandle returns the key of h's bucket (for a sized texture, its
+// class: Region gives the image's size), and ok false when h names no
 // page.
 func (r *Registry[K]) KeyOfHandle(h Handle) (Key, bool) {
 	p := r.page(h)
@@ -115,19 +116,27 @@ type Stats struct {
 	BytesReleased uint64
 	PagesGrown    uint64
 	TexturesMoved uint64
+	// BytesHeld is what the live pages' textures hold, every layer and
+	// mip (as a budget charges them); BytesUsed what the textures in use
+	// (defaults included) would hold as textures of their own: an exact
+	// texture its layer, a sized one its image with its mips. Their
+	// ratio is the waste the package doc bounds.
+	BytesHeld uint64
+	BytesUsed uint64
 }
 
 // Stats counts the registry's buckets, pages and layers. O(pages).
 func (r *Registry[K]) Stats() Stats {
 	s := Stats{Buckets: len(r.buckets), Pages: len(r.pages), Registered: len(r.bySource), Builtin: len(r.builtin), Version: r.version,
 		PagesReleased: r.pagesReleased, PagesTrimmed: r.pagesTrimmed, BytesReleased: r.bytesReleased, PagesGrown: r.pagesGrown,
-		TexturesMoved: r.texturesMoved}
+		TexturesMoved: r.texturesMoved, BytesUsed: r.usedBytes}
 	for _, p := range r.pages {
 		if p.tex == nil {
 			s.Vacant++
 			continue
 		}
 		s.Layers += int(p.capacity)
+		s.BytesHeld += p.tex.Desc().Bytes()
 	}
 	for _, b := range r.buckets {
 		s.FreeLayers += b.free
@@ -148,7 +157,7 @@ func (r *Registry[K]) Release() {
 		}
 	}
 	r.pages = nil
-	r.buckets = map[Key]*bucket{}
+	r.buckets = map[bucketKey]*bucket{}
 	r.bySource = map[K]Handle{}
 	r.released = true
 }
@@ -163,9 +172,11 @@ func (r *Registry[K]) check() error {
 		return fmt.Errorf("page 0 or %d, the last, is vacant", n-1)
 	}
 	seen := 0
-	for key, b := range r.buckets {
-		if b.key != key || len(b.pages) == 0 || !slices.IsSorted(b.pages) {
-			return fmt.Errorf("bucket %v: key %v, pages %v", key, b.key, b.pages)
+	var used uint64
+	for bk, b := range r.buckets {
+		key := bk.key
+		if b.key != key || b.sized != bk.sized || len(b.pages) == 0 || !slices.IsSorted(b.pages) {
+			return fmt.Errorf("bucket %v (sized %v): key %v, sized %v, pages %v", key, bk.sized, b.key, b.sized, b.pages)
 		}
 		free, avail := 0, 0
 		for _, gi := range b.pages {
@@ -174,8 +185,10 @@ func (r *Registry[K]) check() error {
 			}
 			seen++
 			p := r.pages[gi]
-			if uint32(len(p.state)) != b.layers || uint32(len(p.owner)) != b.layers {
-				return fmt.Errorf("page %d: %d states, %d owners, bucket of %d layers", gi, len(p.state), len(p.owner), b.layers)
+			if uint32(len(p.state)) != b.layers || uint32(len(p.owner)) != b.layers || (p.extent != nil) != b.sized ||
+				(b.sized && uint32(len(p.extent)) != b.layers) {
+				return fmt.Errorf("page %d: %d states, %d owners, %d extents, bucket of %d layers (sized %v)",
+					gi, len(p.state), len(p.owner), len(p.extent), b.layers, b.sized)
 			}
 			if p.tex == nil {
 				if p.capacity != 0 {
@@ -204,6 +217,12 @@ func (r *Registry[K]) check() error {
 						return fmt.Errorf("page %d layer %d: owner %v maps to %v", gi, l, p.owner[l], h)
 					}
 				}
+				if st == layerRegistered || st == layerBuiltin {
+					used += p.imageBytes(uint32(l))
+				}
+				if err := r.checkExtent(p, uint32(l)); err != nil {
+					return fmt.Errorf("page %d layer %d: %w", gi, l, err)
+				}
 			}
 			if p.avail.n != n || b.avail.has(uint32(gi)) != (n > 0) {
 				return fmt.Errorf("page %d: %d available layers, counted %d, in the bucket's set %v", gi, n, p.avail.n, b.avail.has(uint32(gi)))
@@ -218,6 +237,9 @@ func (r *Registry[K]) check() error {
 	}
 	if seen != len(r.pages) {
 		return fmt.Errorf("%d pages, %d in buckets", len(r.pages), seen)
+	}
+	if used != r.usedBytes {
+		return fmt.Errorf("textures in use hold %d bytes as their own textures, counted %d", used, r.usedBytes)
 	}
 	for id, h := range r.bySource {
 		if got, ok := r.Source(h); !ok || got != id {

@@ -23,10 +23,26 @@ type model struct {
 	copies *copyRefuser
 }
 
+// entry is a registered id: its key (for a sized texture, its image's,
+// and sized set), handle and mip 0 texels (the image's).
 type entry struct {
 	key    bindless.Key
 	h      bindless.Handle
 	pixels []byte
+	sized  bool
+}
+
+// bucketOf names a bucket in the model: its key and whether it is sized.
+type bucketOf struct {
+	key   bindless.Key
+	sized bool
+}
+
+// pageBucket returns the bucket of page i, and ok false when there is no
+// page i.
+func (m *model) pageBucket(i int) (bucketOf, bool) {
+	k, sized, ok := bindless.PageBucket(m.r, i)
+	return bucketOf{k, sized}, ok
 }
 
 func newModel(dev device.Device, r *bindless.Registry[string]) *model {
@@ -46,7 +62,7 @@ func pixels(key bindless.Key, seed int) []byte {
 // register registers id from pixels of seed and records it on success.
 func (m *model) register(id string, key bindless.Key, seed int) (bindless.Handle, error) {
 	px := pixels(key, seed)
-	expect, known := m.next(key)
+	expect, known := m.next(bucketOf{key.Normalized(), false})
 	h, err := m.r.Register(id, key, px)
 	if err != nil {
 		return h, err
@@ -89,12 +105,12 @@ func (m *model) inUse() map[int]map[uint32]bool {
 // lowest page of the bucket below full capacity (a trimmed page grown, a
 // vacant one recreated), else layer 0 of a new page. known is false where
 // the model cannot tell.
-func (m *model) next(key bindless.Key) (h bindless.Handle, known bool) {
-	key = key.Normalized()
+func (m *model) next(bk bucketOf) (h bindless.Handle, known bool) {
+	key := bk.key
 	used := m.inUse()
 	pages := m.r.Pages()
 	for i, p := range pages {
-		if p == nil || bindless.KeyOf(p.Desc()) != key {
+		if b, _ := m.pageBucket(i); p == nil || b != bk {
 			continue
 		}
 		for l := range p.Desc().Layers {
@@ -107,8 +123,7 @@ func (m *model) next(key bindless.Key) (h bindless.Handle, known bool) {
 		return 0, false
 	}
 	for i, p := range pages {
-		k, ok := m.r.KeyOfHandle(bindless.Handle(uint32(i) << 16))
-		if !ok || k != key {
+		if b, _ := m.pageBucket(i); b != bk {
 			continue
 		}
 		if p == nil {
@@ -274,7 +289,15 @@ func (m *model) verify() error {
 		if src, ok := m.r.Source(h); !ok || src != id {
 			return fmt.Errorf("Source(%v) = %q, %v; want %q", h, src, ok, id)
 		}
-		if err := m.texels(h, e.pixels); err != nil {
+		want := e.pixels
+		if e.sized {
+			g, ok := m.r.Region(h)
+			if !ok || g.Width != e.key.Width || g.Height != e.key.Height {
+				return fmt.Errorf("%q: Region(%v) = %+v, %v; image %v", id, h, g, ok, e.key)
+			}
+			want = padded(e.key, g.LayerWidth, g.LayerHeight, e.pixels)
+		}
+		if err := m.texels(h, want); err != nil {
 			return fmt.Errorf("%q: %w", id, err)
 		}
 	}

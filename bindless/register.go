@@ -30,7 +30,7 @@ func (r *Registry[K]) Register(id K, key Key, pixels []byte) (Handle, error) {
 	if err := checkPixels(key, pixels); err != nil {
 		return 0, fmt.Errorf("bindless: Register: %w", err)
 	}
-	return r.register(id, key, func(tex device.Texture, layer uint32) error {
+	return r.register(id, key, extent{}, func(tex device.Texture, layer uint32) error {
 		return r.writeLayer(tex, layer, key, pixels)
 	})
 }
@@ -51,7 +51,7 @@ func (r *Registry[K]) RegisterCopy(id K, src device.Texture, layer uint32) (Hand
 	if err := r.validKey(key); err != nil {
 		return 0, fmt.Errorf("bindless: RegisterCopy: %w", err)
 	}
-	return r.register(id, key, func(tex device.Texture, dst uint32) error {
+	return r.register(id, key, extent{}, func(tex device.Texture, dst uint32) error {
 		return r.dev.CopyTextureLayer(src, layer, tex, dst)
 	})
 }
@@ -66,16 +66,17 @@ func (r *Registry[K]) existing(op string, id K, key Key) (Handle, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	if have := r.pages[h.Page()].b.key; have != key {
-		return 0, false, fmt.Errorf("bindless: %s %v: registered as %v, asked as %v: %w", op, id, have, key, ErrMismatch)
+	if b := r.pages[h.Page()].b; b.key != key || b.sized {
+		return 0, false, fmt.Errorf("bindless: %s %v: registered as %v, asked as %v: %w", op, id, r.describe(h), key, ErrMismatch)
 	}
 	return h, true, nil
 }
 
-// register takes a layer of key's bucket, fills it with fill and records
-// id as its owner; when fill fails it gives the layer back.
-func (r *Registry[K]) register(id K, key Key, fill func(tex device.Texture, layer uint32) error) (Handle, error) {
-	s, err := r.alloc(key)
+// register takes a layer of key's bucket (the sized bucket of key, a
+// class, when e is an image size), fills it with fill and records id as
+// its owner; when fill fails it gives the layer back.
+func (r *Registry[K]) register(id K, key Key, e extent, fill func(tex device.Texture, layer uint32) error) (Handle, error) {
+	s, err := r.alloc(key, e != extent{})
 	if err != nil {
 		return 0, fmt.Errorf("bindless: register %v: %w", id, err)
 	}
@@ -86,17 +87,19 @@ func (r *Registry[K]) register(id K, key Key, fill func(tex device.Texture, laye
 		return 0, fmt.Errorf("bindless: register %v: %w", id, err)
 	}
 	r.commit(s)
-	r.own(id, h)
+	r.own(id, h, e)
 	return h, nil
 }
 
 // own records id as the owner of layer h, which alloc took and which
-// holds id's texels.
-func (r *Registry[K]) own(id K, h Handle) {
+// holds id's texels (an image of e in a sized bucket).
+func (r *Registry[K]) own(id K, h Handle, e extent) {
 	p := r.pages[h.Page()]
 	p.state[h.Layer()] = layerRegistered
 	p.owner[h.Layer()] = id
+	p.setExtent(h.Layer(), e)
 	r.bySource[id] = h
+	r.usedBytes += p.imageBytes(h.Layer())
 }
 
 func checkPixels(key Key, pixels []byte) error {
@@ -131,31 +134,37 @@ func (r *Registry[K]) lookup(op string, id K) (*page[K], uint32, error) {
 }
 
 // Update rewrites the texels of id from an image of width x height (its
-// bucket's size, or ErrMismatch) in pixels (ErrInvalidSize), and
-// regenerates its mips. The handle stays.
+// size: its bucket's, or the image's of a sized texture; else
+// ErrMismatch) in pixels (ErrInvalidSize), and regenerates its mips. The
+// handle stays.
 func (r *Registry[K]) Update(id K, width, height uint32, pixels []byte) error {
 	p, layer, err := r.lookup("Update", id)
 	if err != nil {
 		return err
 	}
 	key := p.b.key
-	if width != key.Width || height != key.Height {
-		return fmt.Errorf("bindless: Update %v: image %dx%d, texture %dx%d: %w", id, width, height, key.Width, key.Height, ErrMismatch)
+	e := extent{key.Width, key.Height}
+	if p.b.sized {
+		e = p.extent[layer]
+	}
+	if width != e.w || height != e.h {
+		return fmt.Errorf("bindless: Update %v: image %dx%d, texture %dx%d: %w", id, width, height, e.w, e.h, ErrMismatch)
 	}
 	if key.Samples != 1 {
 		return fmt.Errorf("bindless: Update %v: pixels for a multisampled texture: %w", id, ErrInvalidKey)
 	}
-	if err := checkPixels(key, pixels); err != nil {
+	if err := checkPixels(Key{Format: key.Format, Width: e.w, Height: e.h}, pixels); err != nil {
 		return fmt.Errorf("bindless: Update %v: %w", id, err)
 	}
-	if err := r.writeLayer(p.tex, layer, key, pixels); err != nil {
+	if err := r.writeLayer(p.tex, layer, key, padImage(key, e, pixels)); err != nil {
 		return fmt.Errorf("bindless: Update %v: %w", id, err)
 	}
 	return nil
 }
 
 // UpdateCopy rewrites id, every mip, as a copy of layer of src, whose key
-// must be id's bucket's (ErrMismatch).
+// must be id's bucket's (ErrMismatch). A sized texture cannot be updated
+// by copy (ErrMismatch): use Update.
 func (r *Registry[K]) UpdateCopy(id K, src device.Texture, layer uint32) error {
 	p, dst, err := r.lookup("UpdateCopy", id)
 	if err != nil {
@@ -163,6 +172,9 @@ func (r *Registry[K]) UpdateCopy(id K, src device.Texture, layer uint32) error {
 	}
 	if src == nil {
 		return fmt.Errorf("bindless: UpdateCopy %v: nil source texture: %w", id, device.ErrInvalidObject)
+	}
+	if p.b.sized {
+		return fmt.Errorf("bindless: UpdateCopy %v: a sized texture (%v): %w", id, r.describe(r.bySource[id]), ErrMismatch)
 	}
 	if key := KeyOf(src.Desc()); key != p.b.key {
 		return fmt.Errorf("bindless: UpdateCopy %v: source %v, texture %v: %w", id, key, p.b.key, ErrMismatch)
@@ -204,9 +216,13 @@ func (r *Registry[K]) Unregister(id K) error {
 // to it.
 func (r *Registry[K]) freeLayer(h Handle) {
 	p, l := r.pages[h.Page()], h.Layer()
+	r.usedBytes -= p.imageBytes(l)
 	delete(r.bySource, p.owner[l])
 	var zero K
 	p.owner[l] = zero
+	if p.extent != nil {
+		p.extent[l] = extent{}
+	}
 	p.state[l] = layerFree
 	p.b.free++
 	r.open(h.Page(), l, l+1)

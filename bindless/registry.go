@@ -35,6 +35,11 @@ package bindless
 // layers 0..highest in use. Version changes exactly when the set of page
 // textures does (a page added, recreated, grown, trimmed or released) or
 // Compact moved a layer.
+// A bucket is exact (Register's textures fill their layers) or sized
+// (RegisterSized's images, each in the top-left of a layer of its size
+// class, its size in the page's extent); buckets are filed by key and
+// kind, so an exact and a sized bucket of one key are two. A sized
+// bucket's pages start at one layer and grow as trimmed pages do.
 // Lookups go through two direct indexes: bySource maps an id to its
 // handle; pages[h.Page()].owner[h.Layer()] maps a handle back. Neither
 // scans buckets.
@@ -148,8 +153,16 @@ const (
 	layerBuiltin
 )
 
+// bucketKey files a bucket: its key, and whether it holds sized
+// textures (RegisterSized), which never share a bucket with exact ones.
+type bucketKey struct {
+	key   Key
+	sized bool
+}
+
 type bucket struct {
 	key    Key
+	sized  bool   // its textures are images placed in a size class (sized.go)
 	layers uint32 // layers of a page at full capacity
 	pages  []int  // global indices of its pages, live and vacant, ascending
 	avail  bitset // global indices of its live pages with an available layer
@@ -164,6 +177,10 @@ type page[K comparable] struct {
 	avail    bitset  // its available (unused or free) layers below capacity
 	state    []uint8 // per layer, b.layers of them
 	owner    []K     // per layer; the zero K unless registered
+	// extent is, per layer of a sized bucket's page, the image size of
+	// the registered texture there, and zero elsewhere; nil in an exact
+	// bucket's page.
+	extent []extent
 }
 
 // Registry is a bindless texture registry, keyed by the caller's source
@@ -174,7 +191,7 @@ type Registry[K comparable] struct {
 	dev      device.Device
 	opts     Options
 	layers   uint32
-	buckets  map[Key]*bucket
+	buckets  map[bucketKey]*bucket
 	pages    []*page[K] // by global index
 	bySource map[K]Handle
 	version  uint64
@@ -183,6 +200,9 @@ type Registry[K comparable] struct {
 	// History for Stats: pages Shrink released, pages it trimmed, the
 	// bytes of both, pages grown back, and textures Compact moved.
 	pagesReleased, pagesTrimmed, bytesReleased, pagesGrown, texturesMoved uint64
+	// usedBytes is the bytes of the textures in use, each as a texture of
+	// its own (page.imageBytes), for Stats.
+	usedBytes uint64
 }
 
 // New creates a registry on dev with its three default textures. It fails
@@ -215,17 +235,18 @@ func New[K comparable](dev device.Device, opts Options) (*Registry[K], error) {
 		dev:      dev,
 		opts:     opts,
 		layers:   opts.LayersPerPage,
-		buckets:  map[Key]*bucket{},
+		buckets:  map[bucketKey]*bucket{},
 		bySource: map[K]Handle{},
 	}
 	key := Key{Format: device.RGBA8Unorm, Width: 1, Height: 1, Mips: 1, Samples: 1}
 	for i, texel := range [][]byte{whiteTexel, blackTexel, normalTexel} {
-		s, err := r.alloc(key)
+		s, err := r.alloc(key, false)
 		h := s.h
 		if err == nil {
 			r.commit(s)
 			p := r.pages[h.Page()]
 			p.state[h.Layer()] = layerBuiltin
+			r.usedBytes += p.imageBytes(h.Layer())
 			err = dev.WriteTexture(p.tex, h.Layer(), 0, texel)
 		}
 		if err != nil {
@@ -255,15 +276,19 @@ func (r *Registry[K]) layersFor(key Key) uint32 {
 	return r.layers
 }
 
-// desc returns the descriptor of page index of key's bucket, with layers
-// layers.
-func (r *Registry[K]) desc(key Key, index int, layers uint32) device.TextureDesc {
+// desc returns the descriptor of page index of key's bucket (of sized
+// textures when sized), with layers layers.
+func (r *Registry[K]) desc(key Key, sized bool, index int, layers uint32) device.TextureDesc {
 	usage := device.TextureBinding | device.TextureCopySrc | device.TextureCopyDst
 	if key.Samples > 1 {
 		usage |= device.TextureRenderAttachment
 	}
+	class := ""
+	if sized {
+		class = ", sized"
+	}
 	return device.TextureDesc{
-		Label:   fmt.Sprintf("%sbindless page %d (%v)", r.opts.Label, index, key),
+		Label:   fmt.Sprintf("%sbindless page %d (%v%s)", r.opts.Label, index, key, class),
 		Format:  key.Format,
 		Width:   key.Width,
 		Height:  key.Height,
@@ -276,10 +301,10 @@ func (r *Registry[K]) desc(key Key, index int, layers uint32) device.TextureDesc
 
 // validKey reports whether the device can make pages of key (normalized).
 func (r *Registry[K]) validKey(key Key) error {
-	if _, ok := r.buckets[key]; ok {
+	if _, ok := r.buckets[bucketKey{key, false}]; ok {
 		return nil
 	}
-	if err := r.desc(key, 0, r.layersFor(key)).Validate(r.dev.Limits()); err != nil {
+	if err := r.desc(key, false, 0, r.layersFor(key)).Validate(r.dev.Limits()); err != nil {
 		return fmt.Errorf("key %v: %w: %w", key, ErrInvalidKey, err)
 	}
 	return nil
@@ -306,16 +331,17 @@ type slot struct {
 	oldCap uint32
 }
 
-// alloc takes a layer of key's bucket: the lowest available one (lowest
-// page, then lowest layer), else the first new layer of the bucket's
-// lowest page below full capacity, grown (a trimmed page) or recreated
-// (a vacant one), else the first of a new page. On error nothing
-// changed. The caller fills the layer, then calls commit, or unalloc
-// when the fill failed.
-func (r *Registry[K]) alloc(key Key) (slot, error) {
-	b := r.buckets[key]
+// alloc takes a layer of key's bucket (of sized textures when sized):
+// the lowest available one (lowest page, then lowest layer), else the
+// first new layer of the bucket's lowest page below full capacity, grown
+// (a trimmed page, or a sized bucket's page that started small) or
+// recreated (a vacant one), else the first of a new page. On error
+// nothing changed. The caller fills the layer, then calls commit, or
+// unalloc when the fill failed.
+func (r *Registry[K]) alloc(key Key, sized bool) (slot, error) {
+	b := r.buckets[bucketKey{key, sized}]
 	if b == nil {
-		return r.addPage(key, nil)
+		return r.addPage(key, sized, nil)
 	}
 	if gi, ok := b.avail.first(); ok {
 		return r.take(int(gi), takenLayer), nil
@@ -329,7 +355,7 @@ func (r *Registry[K]) alloc(key Key) (slot, error) {
 			return r.grow(gi)
 		}
 	}
-	return r.addPage(key, b)
+	return r.addPage(key, sized, b)
 }
 
 // take takes the lowest available layer of live page gi, which has one.
@@ -373,15 +399,15 @@ func (r *Registry[K]) copyInUse(p *page[K], dst device.Texture, n uint32) error 
 	return nil
 }
 
-// grow recreates live page gi, trimmed (below full capacity, every layer
-// in use), with twice its layers (at most full capacity), its layers in
+// grow recreates live page gi, below full capacity (trimmed, or a sized
+// bucket's page that started small), every layer in use, with twice its layers (at most full capacity), its layers in
 // use copied, and takes its first new layer. The old texture stays alive
 // until commit releases it, or unalloc puts it back.
 func (r *Registry[K]) grow(gi int) (slot, error) {
 	p := r.pages[gi]
 	b := p.b
 	n := min(b.layers, 2*p.capacity)
-	tex, err := r.dev.CreateTexture(r.desc(b.key, gi, n))
+	tex, err := r.dev.CreateTexture(r.desc(b.key, b.sized, gi, n))
 	if err != nil {
 		return slot{}, fmt.Errorf("page %d for %v, grown to %d layers: %w: %w", gi, b.key, n, ErrFull, err)
 	}
@@ -399,24 +425,31 @@ func (r *Registry[K]) grow(gi int) (slot, error) {
 	return s, nil
 }
 
-// recreate gives vacant page gi a texture again, at full capacity, and
-// takes its layer 0.
+// recreate gives vacant page gi a texture again, at full capacity (a
+// sized bucket's at one layer, as addPage starts it), and takes its
+// layer 0.
 func (r *Registry[K]) recreate(gi int) (slot, error) {
 	p := r.pages[gi]
 	b := p.b
-	tex, err := r.dev.CreateTexture(r.desc(b.key, gi, b.layers))
+	n := b.layers
+	if b.sized {
+		n = 1
+	}
+	tex, err := r.dev.CreateTexture(r.desc(b.key, b.sized, gi, n))
 	if err != nil {
 		return slot{}, fmt.Errorf("page %d for %v: %w: %w", gi, b.key, ErrFull, err)
 	}
-	p.tex, p.capacity = tex, b.layers
-	r.open(gi, 0, b.layers)
+	p.tex, p.capacity = tex, n
+	r.open(gi, 0, n)
 	r.version++
 	return r.take(gi, takenVacant), nil
 }
 
-// addPage creates a page for key's bucket b (nil when there is none yet)
-// and takes its layer 0.
-func (r *Registry[K]) addPage(key Key, b *bucket) (slot, error) {
+// addPage creates a page for key's bucket b (nil when there is none yet;
+// of sized textures when sized) and takes its layer 0. An exact bucket's
+// page starts at full capacity, a sized bucket's at one layer, grown by
+// doubling as it fills (sized.go says why).
+func (r *Registry[K]) addPage(key Key, sized bool, b *bucket) (slot, error) {
 	switch {
 	case len(r.pages) >= r.opts.MaxPages:
 		return slot{}, fmt.Errorf("bucket %v needs page %d, MaxPages is %d: %w", key, len(r.pages), r.opts.MaxPages, ErrFull)
@@ -425,26 +458,34 @@ func (r *Registry[K]) addPage(key Key, b *bucket) (slot, error) {
 	}
 	index := len(r.pages)
 	layers := r.layersFor(key)
-	desc := r.desc(key, index, layers)
+	capacity := layers
+	if sized {
+		capacity = 1
+	}
+	desc := r.desc(key, sized, index, capacity)
 	tex, err := r.dev.CreateTexture(desc)
 	if err != nil {
 		return slot{}, fmt.Errorf("page for %v: %w: %w", key, ErrFull, err)
 	}
 	if b == nil {
-		b = &bucket{key: key, layers: layers}
-		r.buckets[key] = b
+		b = &bucket{key: key, sized: sized, layers: layers}
+		r.buckets[bucketKey{key, sized}] = b
 	}
-	r.pages = append(r.pages, &page[K]{
+	p := &page[K]{
 		tex:      tex,
 		label:    desc.Label,
 		b:        b,
-		capacity: layers,
+		capacity: capacity,
 		avail:    bitset{w: make([]uint64, (layers+63)/64)},
 		state:    make([]uint8, layers),
 		owner:    make([]K, layers),
-	})
+	}
+	if sized {
+		p.extent = make([]extent, layers)
+	}
+	r.pages = append(r.pages, p)
 	b.pages = append(b.pages, index)
-	r.open(index, 0, layers)
+	r.open(index, 0, capacity)
 	r.version++
 	return r.take(index, takenPage), nil
 }
@@ -493,7 +534,7 @@ func (r *Registry[K]) unalloc(s slot) {
 		r.pages = r.pages[:gi]
 		b.pages = b.pages[:len(b.pages)-1]
 		if len(b.pages) == 0 {
-			delete(r.buckets, b.key)
+			delete(r.buckets, bucketKey{b.key, b.sized})
 		}
 		r.version--
 	}

@@ -75,7 +75,7 @@ func (p *page[K]) highest() int {
 func (r *Registry[K]) trim(gi int, n uint32) (uint64, bool) {
 	p := r.pages[gi]
 	b := p.b
-	tex, err := r.dev.CreateTexture(r.desc(b.key, gi, n))
+	tex, err := r.dev.CreateTexture(r.desc(b.key, b.sized, gi, n))
 	if err != nil {
 		return 0, false
 	}
@@ -111,6 +111,6 @@ func (r *Registry[K]) drop(index int) {
 	r.pages[index] = nil
 	r.pages = r.pages[:index]
 	if len(b.pages) == 0 {
-		delete(r.buckets, b.key)
+		delete(r.buckets, bucketKey{b.key, b.sized})
 	}
 }
