@@ -12,3 +12,12 @@ func TrackedIDs(t *Table) []ID {
 	}
 	return ids
 }
+
+// Rewrite makes Apply write moved records instead of patching them: one
+// write a run of adjacent records (span false) or one over their span.
+func Rewrite(t *Table, span bool) {
+	t.rewrite = rewriteRuns
+	if span {
+		t.rewrite = rewriteSpan
+	}
+}

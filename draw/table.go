@@ -72,7 +72,17 @@ type Table struct {
 	scratch []byte
 	stats   Stats
 	gone    bool
+	// rewrite is a test hook (export_test.go): moved records are written
+	// instead of patched, one write a run (rewriteRuns) or one write
+	// over their whole span (rewriteSpan), for BenchmarkApply's
+	// comparison.
+	rewrite int
 }
+
+const (
+	rewriteRuns = 1 + iota
+	rewriteSpan
+)
 
 type record struct {
 	h     mesh.Handle // zero for a free slot
@@ -301,7 +311,7 @@ func (t *Table) refresh(slot uint32, patch bool) error {
 		}
 		return err
 	}
-	if g == old.Group && args.IndexCount == r.args.IndexCount && patch && !r.dirty {
+	if g == old.Group && args.IndexCount == r.args.IndexCount && patch && !r.dirty && t.rewrite == 0 {
 		base := slot * (ArgsBytes / 4)
 		if d := args.FirstIndex - r.args.FirstIndex; d != 0 {
 			t.patches = append(t.patches, device.Patch{Index: base + wordFirstIndex, Delta: d})
@@ -447,6 +457,13 @@ func (t *Table) flush() error {
 		return err
 	}
 	slices.Sort(t.dirty)
+	if t.rewrite == rewriteSpan && len(t.dirty) > 0 {
+		lo, hi := t.dirty[0], t.dirty[len(t.dirty)-1]
+		for s := lo; s <= hi; s++ {
+			t.markDirty(s)
+		}
+		slices.Sort(t.dirty)
+	}
 	for i := 0; i < len(t.dirty); {
 		j, b := i, t.scratch[:0]
 		for ; j < len(t.dirty) && t.dirty[j]-t.dirty[i] == uint32(j-i); j++ {
