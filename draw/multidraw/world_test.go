@@ -113,7 +113,7 @@ type world struct {
 	list          *draw.List
 	cs            []memory.Change
 
-	ids    []draw.ID   // by object; zero where the tile is empty
+	ids    []draw.ID // by object; zero where the tile is empty
 	hs     []mesh.Handle
 	data   []mesh.Mesh // by object
 	gen    int         // meshes made so far: picks the next one's shape
