@@ -7,6 +7,8 @@ import (
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/draw"
+	"github.com/gpumem/gpumem/draw/multidraw"
 	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/mesh"
 	"github.com/gpumem/gpumem/ring"
@@ -18,8 +20,12 @@ import (
 //
 //   - meshes: every item's vertices and indices in the mesh allocator's
 //     slabs (one slab of 20-byte vertices, one of uint16 indices, grown as
-//     the scene fills), drawn with DrawIndexed's first index and base
-//     vertex from Slices;
+//     the scene fills), their draw arguments in a draw.Table kept in step
+//     with the slabs' changes, and drawn each frame from a draw.List: one
+//     MultiDrawIndexedIndirect per slab group where the device has
+//     indirect first instance, else a DrawIndexed per item (package
+//     draw/multidraw; the item's index in the Draw array is the draw's
+//     first instance);
 //   - textures: every item's texture a layer of a bindless page, sampled
 //     through the handle that the item's Draw carries;
 //   - per-frame constants: the Frame uniform and the Draw array, written
@@ -60,6 +66,9 @@ type Renderer struct {
 	scene *Scene
 
 	meshes   *mesh.Allocator
+	table    *draw.Table // the meshes' draw arguments
+	list     *draw.List  // the frame's draws, reused
+	drawer   *multidraw.Drawer
 	belt     *staging.Belt           // carries the meshes' uploads
 	textures *bindless.Registry[int] // keyed by Item.ID
 	consts   *ring.Buffer
@@ -72,24 +81,19 @@ type Renderer struct {
 	pageViews    []*wgpu.TextureView
 	pagesVersion uint64
 
-	draws    map[*Item]*draw
-	byHandle map[mesh.Handle]*draw
-	fresh    []*draw         // added this frame: draw data made after the Flush
+	draws    map[*Item]*itemDraw
+	fresh    []*itemDraw     // added this frame: tracked after the Flush
 	changes  []memory.Change // the meshes' Changes, reused
-	table    []byte          // the Draw array, reused
+	drawData []byte          // the Draw array, reused
 	stats    Stats
 }
 
-// draw is what the renderer keeps per item to draw it: where its mesh
-// is (valid until the next Flush or Sweep) and its texture's handle.
-type draw struct {
-	mesh       mesh.Handle
-	texture    bindless.Handle
-	vbuf, ibuf *wgpu.Buffer
-	baseVertex uint32
-	firstIndex uint32
-	indexCount uint32
-	moved      int // Stats.Frames+1 of the Update that last rebuilt it for a move
+// itemDraw is what the renderer keeps per item to draw it: its mesh, the
+// mesh's record in the draw table, and its texture's handle.
+type itemDraw struct {
+	mesh    mesh.Handle
+	id      draw.ID
+	texture bindless.Handle
 }
 
 // Stats counts what a Renderer did.
@@ -97,12 +101,14 @@ type Stats struct {
 	Frames       int // Updates
 	Added        int // items streamed in
 	Removed      int // items streamed out
-	Rebuilt      int // draw records rebuilt because their mesh moved or its slab grew
+	Rebuilt      int // draw records refreshed because their mesh moved (draw.Stats.Moved)
 	PageRebuilds int // page bind groups built (bindless Version changes)
 	Mesh         mesh.Stats
 	Bindless     bindless.Stats
 	Ring         ring.BufferStats
-	Drawn        int // draws of the last Render
+	Drawn        int // items drawn by the last Render
+	DrawCalls    int // draw calls of the last Render: one a slab group with multi-draw
+	DrawMode     multidraw.Mode
 }
 
 // NewRenderer returns a renderer of a new Scene from seed, drawing to
@@ -111,7 +117,7 @@ type Stats struct {
 func NewRenderer(dev *webgpu.Device, format wgpu.TextureFormat, seed uint64) (_ *Renderer, err error) {
 	wd, queue := dev.Raw()
 	r := &Renderer{dev: dev, wd: wd, queue: queue, scene: New(seed),
-		draws: map[*Item]*draw{}, byHandle: map[mesh.Handle]*draw{}}
+		draws: map[*Item]*itemDraw{}}
 	defer func() {
 		if err != nil {
 			r.Release()
@@ -125,6 +131,18 @@ func NewRenderer(dev *webgpu.Device, format wgpu.TextureFormat, seed uint64) (_ 
 	if r.meshes, err = mesh.New(dev, mesh.Options{Label: "scene", MinSlabBytes: minSlabBytes, Belt: r.belt}); err != nil {
 		return nil, err
 	}
+	if r.table, err = draw.NewTable(dev, r.meshes, "scene"); err != nil {
+		return nil, err
+	}
+	if r.list, err = draw.NewList(r.table, Grid*Grid); err != nil {
+		return nil, err
+	}
+	// Multi-draw where the device has indirect first instance (the
+	// caller requests it), a DrawIndexed per item where not.
+	if r.drawer, err = multidraw.New(dev, r.table, multidraw.Best(wd)); err != nil {
+		return nil, err
+	}
+	r.stats.DrawMode = r.drawer.Mode()
 	if r.textures, err = bindless.New[int](dev, bindless.Options{Label: "scene/", LayersPerPage: LayersPerPage, MaxPages: MaxPages}); err != nil {
 		return nil, err
 	}
@@ -155,11 +173,14 @@ func (r *Renderer) Scene() *Scene { return r.scene }
 // Update advances the scene by a frame and brings gpumem's managers along:
 // meshes and textures of the items that left are given back, those of the
 // items that came are added, the slabs are flushed and swept within a
-// budget, and the draw data of every mesh that moved is rebuilt.
+// budget, and the draw table is brought up to date with what moved.
 func (r *Renderer) Update() error {
 	added, removed := r.scene.Step()
 	for _, it := range removed {
 		d := r.draws[it]
+		if err := r.table.Remove(d.id); err != nil {
+			return err
+		}
 		if err := r.meshes.Remove(d.mesh); err != nil {
 			return err
 		}
@@ -169,20 +190,19 @@ func (r *Renderer) Update() error {
 			}
 		}
 		delete(r.draws, it)
-		delete(r.byHandle, d.mesh)
 	}
 	for _, it := range added {
 		h, err := r.meshes.Add(it.Mesh)
 		if err != nil {
 			return err
 		}
-		d := &draw{mesh: h, texture: r.textures.White()}
+		d := &itemDraw{mesh: h, texture: r.textures.White()}
 		if it.Pixels != nil {
 			if d.texture, err = r.textures.Register(it.ID, TextureKey, it.Pixels); err != nil {
 				return err
 			}
 		}
-		r.draws[it], r.byHandle[h] = d, d
+		r.draws[it] = d
 		r.fresh = append(r.fresh, d)
 	}
 	// Place and upload this frame's meshes (each slab grows at most once),
@@ -190,61 +210,28 @@ func (r *Renderer) Update() error {
 	if err := r.meshes.Flush(); err != nil {
 		return err
 	}
+	for _, d := range r.fresh {
+		var err error
+		if d.id, err = r.table.Track(d.mesh, mesh.Uint16); err != nil {
+			return err
+		}
+	}
 	if err := r.meshes.Sweep(sweepLimits); err != nil {
 		return err
 	}
-	// Draw data: new meshes have none yet; moved meshes have stale
-	// offsets; a replaced slab buffer (growth, shrink) is a new buffer
-	// under every mesh in it.
+	// The draw table takes what moved: records of meshes a sweep moved
+	// are patched on the GPU, new ones written; a replaced slab buffer
+	// is a new buffer under its group.
+	moved := r.table.Stats().Moved
 	r.changes = r.meshes.Changes(r.changes[:0])
-	all := false
-	for _, c := range r.changes {
-		all = all || c.Kind == memory.Replaced || c.Kind == memory.Overflowed
+	if err := r.table.Apply(r.changes); err != nil {
+		return err
 	}
-	if all {
-		for _, d := range r.draws {
-			if err := r.refresh(d); err != nil {
-				return err
-			}
-		}
-		r.stats.Rebuilt += len(r.draws) - len(r.fresh)
-	} else {
-		for _, c := range r.changes {
-			// A mesh moves in two arrays: rebuild it once.
-			if d := r.byHandle[mesh.HandleOf(c)]; c.Kind == memory.Moved && d != nil && d.moved != r.stats.Frames+1 {
-				d.moved = r.stats.Frames + 1
-				if err := r.refresh(d); err != nil {
-					return err
-				}
-				r.stats.Rebuilt++
-			}
-		}
-		for _, d := range r.fresh {
-			if err := r.refresh(d); err != nil {
-				return err
-			}
-		}
-	}
+	r.stats.Rebuilt += int(r.table.Stats().Moved - moved)
 	r.fresh = r.fresh[:0]
 	r.stats.Frames++
 	r.stats.Added += len(added)
 	r.stats.Removed += len(removed)
-	return nil
-}
-
-// refresh rebuilds d's draw data from where its mesh is now.
-func (r *Renderer) refresh(d *draw) error {
-	v, i, err := r.meshes.Slices(d.mesh)
-	if err != nil {
-		return err
-	}
-	if d.vbuf, err = r.dev.RawBuffer(v.Buffer); err != nil {
-		return err
-	}
-	if d.ibuf, err = r.dev.RawBuffer(i.Buffer); err != nil {
-		return err
-	}
-	d.baseVertex, d.firstIndex, d.indexCount = v.StartElem, i.StartElem, i.Len()
 	return nil
 }
 
@@ -258,14 +245,20 @@ func (r *Renderer) Render(view *wgpu.TextureView, width, height uint32) error {
 	if err != nil {
 		return err
 	}
-	r.table = r.table[:0]
-	for _, it := range items {
-		r.table = AppendDraw(r.table, it, uint32(r.draws[it].texture))
+	r.drawData = r.drawData[:0]
+	r.list.Reset()
+	for k, it := range items {
+		d := r.draws[it]
+		r.drawData = AppendDraw(r.drawData, it, uint32(d.texture))
+		// The item's Draw is entry k of the array: its first instance.
+		if err := r.list.Add(d.id, 1, uint32(k)); err != nil {
+			return err
+		}
 	}
-	if len(r.table) == 0 {
-		r.table = AppendDraw(r.table, &Item{}, 0) // a binding is never empty
+	if len(r.drawData) == 0 {
+		r.drawData = AppendDraw(r.drawData, &Item{}, 0) // a binding is never empty
 	}
-	table, err := r.consts.Write(r.table)
+	table, err := r.consts.Write(r.drawData)
 	if err != nil {
 		return err
 	}
@@ -290,25 +283,20 @@ func (r *Renderer) Render(view *wgpu.TextureView, width, height uint32) error {
 		return err
 	}
 	defer enc.Release()
+	// The list's arguments, expanded on the GPU before the pass.
+	if _, err := r.drawer.Prepare(enc, r.list); err != nil {
+		return err
+	}
 	pass := enc.BeginRenderPass(&wgpu.RenderPassDescriptor{ColorAttachments: []wgpu.RenderPassColorAttachment{{
 		View: view, LoadOp: wgpu.LoadOpClear, StoreOp: wgpu.StoreOpStore, ClearValue: ClearColor,
 	}}})
 	pass.SetPipeline(r.pipeline)
 	pass.SetBindGroup(0, constants, nil)
 	pass.SetBindGroup(1, r.pages, nil)
-	var vbuf, ibuf *wgpu.Buffer
-	for k, it := range items {
-		d := r.draws[it]
-		if d.vbuf != vbuf {
-			vbuf = d.vbuf
-			pass.SetVertexBuffer(0, vbuf, 0, wgpu.WholeSize)
-		}
-		if d.ibuf != ibuf {
-			ibuf = d.ibuf
-			pass.SetIndexBuffer(ibuf, wgpu.IndexFormatUint16, 0, wgpu.WholeSize)
-		}
-		// The item's Draw is entry k of the table: its first instance.
-		pass.DrawIndexed(d.indexCount, 1, d.firstIndex, int32(d.baseVertex), uint32(k))
+	calls, err := r.drawer.Draw(pass)
+	if err != nil {
+		pass.TryEnd()
+		return err
 	}
 	if err := pass.TryEnd(); err != nil {
 		return err
@@ -327,7 +315,7 @@ func (r *Renderer) Render(view *wgpu.TextureView, width, height uint32) error {
 	if err != nil {
 		return err
 	}
-	r.stats.Drawn = len(items)
+	r.stats.Drawn, r.stats.DrawCalls = len(items), calls
 	if err := r.belt.EndFrame(fence); err != nil {
 		return err
 	}
@@ -415,6 +403,11 @@ func (r *Renderer) releasePages() {
 	r.pageViews = r.pageViews[:0]
 }
 
+// CheckDraws verifies the draw table: every item's draw arguments, read
+// back from the device, are where its mesh is (draw.Table.Check). It
+// waits for the GPU.
+func (r *Renderer) CheckDraws() error { return r.table.Check() }
+
 // Stats returns what the renderer and its managers did so far.
 func (r *Renderer) Stats() Stats {
 	s := r.stats
@@ -436,6 +429,8 @@ func (r *Renderer) Release() {
 	}
 	r.consts.Release()
 	r.textures.Release()
+	r.drawer.Release()
+	r.table.Release()
 	r.meshes.Release()
 	r.belt.Release()
 }

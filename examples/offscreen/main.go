@@ -8,8 +8,9 @@
 // hundred meshes stream in and out of gpumem's mesh slabs (drawn with base
 // vertex and first index), their textures in and out of its bindless pages
 // (sampled by the handle each draw carries), the per-frame constants go
-// through its ring, and every frame runs a budgeted sweep and rebuilds
-// the draw data of the meshes it moved. The scene and the renderer are in
+// through its ring, and every frame runs a budgeted sweep; gpumem's draw
+// table keeps every mesh's draw arguments where the sweep put it, and
+// each frame's draws go out as one multi-draw per slab group. The scene and the renderer are in
 // package scene (github.com/gpumem/gpumem/scene); examples/window draws the same scene in a
 // window.
 //
@@ -99,8 +100,8 @@ func run(cfg config, out string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Printf("%d frames: %d meshes and textures in, %d out, %d drawn in the last frame\n",
-		st.Frames, st.Added, st.Removed, st.Drawn)
+	fmt.Printf("%d frames: %d meshes and textures in, %d out, %d drawn in the last frame in %d %v draw calls\n",
+		st.Frames, st.Added, st.Removed, st.Drawn, st.DrawCalls, st.DrawMode)
 	fmt.Printf("mesh slabs: %d, %d growths, %d ranges moved, %d draw records rebuilt\n",
 		st.Mesh.Slabs, st.Mesh.Growths, st.Mesh.Moves, st.Rebuilt)
 	fmt.Printf("bindless: %d pages, %d textures, %d free layers; ring: %d KiB, %d growths\n",
@@ -128,7 +129,14 @@ func openGPU() (*gpu, error) {
 		return nil, fmt.Errorf("%w: %v", errNoAdapter, err)
 	}
 	g.adapter = ad
-	if g.device, err = ad.RequestDevice(nil); err != nil {
+	// Indirect first instance lets gpumem's draw list draw each slab
+	// group with one multi-draw; without it the renderer draws an item
+	// at a time.
+	var features []wgpu.FeatureName
+	if ad.HasFeature(wgpu.FeatureNameIndirectFirstInstance) {
+		features = append(features, wgpu.FeatureNameIndirectFirstInstance)
+	}
+	if g.device, err = ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: features}); err != nil {
 		g.release()
 		return nil, fmt.Errorf("request a device: %w", err)
 	}
@@ -184,8 +192,12 @@ func render(wd *wgpu.Device, cfg config) (*image.RGBA, scene.Stats, error) {
 			return nil, scene.Stats{}, fmt.Errorf("frame %d: %w", frame+1, err)
 		}
 	}
-	// Every mesh read back from where gpumem moved it: no byte lost.
+	// Every mesh read back from where gpumem moved it: no byte lost; and
+	// every draw's arguments read back: where its mesh is.
 	if err := r.CheckMeshes(); err != nil {
+		return nil, scene.Stats{}, err
+	}
+	if err := r.CheckDraws(); err != nil {
 		return nil, scene.Stats{}, err
 	}
 	img, err := readPixels(wd, target, cfg.width, cfg.height)

@@ -141,7 +141,13 @@ func run(cfg config) error {
 		return fmt.Errorf("no WebGPU adapter that can present to the window (on Linux without a GPU: apt-get install mesa-vulkan-drivers): %v", err)
 	}
 	defer adapter.Release()
-	device, err := adapter.RequestDevice(nil)
+	// Indirect first instance lets gpumem's draw list draw each slab
+	// group with one multi-draw (scene.Renderer falls back without it).
+	var features []wgpu.FeatureName
+	if adapter.HasFeature(wgpu.FeatureNameIndirectFirstInstance) {
+		features = append(features, wgpu.FeatureNameIndirectFirstInstance)
+	}
+	device, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: features})
 	if err != nil {
 		return fmt.Errorf("request a device: %w", err)
 	}

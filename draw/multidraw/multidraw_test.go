@@ -1,0 +1,133 @@
+//go:build cgo && !js
+
+package multidraw_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/gpumem/gpumem/draw"
+	"github.com/gpumem/gpumem/draw/multidraw"
+)
+
+// TestSameImage draws a world of a few hundred meshes every way (own
+// buffers; the slabs with Direct, MultiDraw and Indirect) before and
+// after churn (removals, additions, a sweep, a compaction, a shrink, each
+// handed to the table), and requires the images to be equal pixel for
+// pixel and to show every mesh. Direct is the fallback of a device
+// without indirect first instance, Indirect the loop of a device without
+// multi-draw: both are forced here.
+func TestSameImage(t *testing.T) {
+	g := openGPU(t)
+	if multidraw.Best(g.wd) != multidraw.MultiDraw {
+		t.Logf("the adapter lacks indirect first instance: only ways a and b run")
+	}
+	w := newWorld(t, g, 400, 200, 200, 128)
+	for round := range 3 {
+		if round > 0 {
+			if err := w.churn(round); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.tab.Check(); err != nil {
+			t.Fatal(err)
+		}
+		imgs, err := w.images()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := imgs["a"]
+		if covered := countNonBlack(want); covered < 400*20 {
+			t.Fatalf("round %d: the reference image covers %d pixels", round, covered)
+		}
+		for name, px := range imgs {
+			if !bytes.Equal(px, want) {
+				t.Errorf("round %d: way %s differs from way a in %d pixels", round, name, countDiff(px, want))
+			}
+		}
+		t.Logf("round %d: %d ways equal; table %+v", round, len(imgs), w.tab.Stats())
+		if st := w.tab.Stats(); st.Groups < 3 {
+			t.Fatalf("round %d: %d groups: the test wants several spans", round, st.Groups)
+		}
+	}
+	if st := w.tab.Stats(); st.Patched == 0 || st.Moved == 0 {
+		t.Fatalf("the churn moved nothing: %+v", st)
+	}
+}
+
+// TestModes: a mode the device lacks is refused, and a list whose
+// records are not applied yet is an error, not a draw of garbage.
+func TestModes(t *testing.T) {
+	g := openGPU(t)
+	w := newWorld(t, g, 10, 16, 16, 0)
+	if _, err := multidraw.New(g.dev, w.tab, 7); !errors.Is(err, draw.ErrInvalidOptions) {
+		t.Errorf("mode 7: %v", err)
+	}
+	if multidraw.Best(g.wd) != multidraw.MultiDraw {
+		if _, err := multidraw.New(g.dev, w.tab, multidraw.MultiDraw); !errors.Is(err, multidraw.ErrUnsupported) {
+			t.Errorf("MultiDraw without the feature: %v", err)
+		}
+		return
+	}
+	d, err := multidraw.New(g.dev, w.tab, multidraw.MultiDraw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release()
+	// Track a mesh without applying: its record is not on the device.
+	w.list.Reset()
+	for range 5000 {
+		if err := w.add(0); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.meshes.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		id, err := w.tab.Track(w.hs[0], 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.list.Add(id, 1, 0); err != nil && !errors.Is(err, draw.ErrFull) {
+			t.Fatal(err)
+		}
+	}
+	enc, err := g.wd.TryCreateCommandEncoder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Release()
+	w.list.Reset()
+	id, _ := w.tab.Lookup(w.hs[0])
+	if err := w.list.Add(id, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Prepare(enc, w.list); !errors.Is(err, multidraw.ErrNotApplied) {
+		t.Errorf("prepare before apply: %v", err)
+	}
+	d.Release()
+	d.Release()
+	if _, err := d.Prepare(enc, w.list); err == nil {
+		t.Error("prepare after release: no error")
+	}
+}
+
+func countNonBlack(px []byte) int {
+	n := 0
+	for p := 0; p < len(px); p += 4 {
+		if px[p] != 0 || px[p+1] != 0 || px[p+2] != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func countDiff(a, b []byte) int {
+	n := 0
+	for p := 0; p+4 <= len(a) && p+4 <= len(b); p += 4 {
+		if !bytes.Equal(a[p:p+4], b[p:p+4]) {
+			n++
+		}
+	}
+	return n
+}

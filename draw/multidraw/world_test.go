@@ -1,0 +1,556 @@
+//go:build cgo && !js
+
+package multidraw_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/draw"
+	"github.com/gpumem/gpumem/draw/multidraw"
+	_ "github.com/gpumem/gpumem/internal/testdevice" // a private XDG_RUNTIME_DIR
+	"github.com/gpumem/gpumem/memory"
+	"github.com/gpumem/gpumem/mesh"
+	"github.com/oliverbestmann/webgpu/wgpu"
+)
+
+// The world the tests and benchmarks draw: n meshes, each a fan of 3 to
+// 22 triangles inside its own tile of a square grid, so no two overlap
+// and the image does not depend on the order of the draws. Every mesh has
+// its own object (offset, scale, colour) in a storage array that the
+// vertex stage reads through the instance index: the draw's first
+// instance.
+
+const (
+	worldStride = 8 // float32x2 positions
+	objectBytes = 32
+)
+
+const worldWGSL = `
+struct Object {
+	offset: vec2f,
+	scale: f32,
+	pad: f32,
+	color: vec4f,
+}
+
+@group(0) @binding(0) var<storage, read> objects: array<Object>;
+
+struct VOut {
+	@builtin(position) pos: vec4f,
+	@location(0) color: vec4f,
+}
+
+@vertex fn vs(@location(0) p: vec2f, @builtin(instance_index) i: u32) -> VOut {
+	let o = objects[i];
+	return VOut(vec4f(o.offset + o.scale * p, 0.0, 1.0), o.color);
+}
+
+@fragment fn fs(v: VOut) -> @location(0) vec4f {
+	return v.color;
+}
+`
+
+// gpu is a device of the test's own with the features the draws need
+// where the adapter has them (indirect first instance, timestamps), as a
+// renderer creates it.
+type gpu struct {
+	inst *wgpu.Instance
+	ad   *wgpu.Adapter
+	wd   *wgpu.Device
+	dev  *webgpu.Device
+}
+
+func openGPU(tb testing.TB) *gpu {
+	tb.Helper()
+	g := &gpu{inst: wgpu.CreateInstance(nil)}
+	ad, err := g.inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: wgpu.PowerPreferenceHighPerformance})
+	if err != nil || ad == nil {
+		g.inst.Release()
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("CI must run the webgpu tests: %v", err)
+		}
+		tb.Skipf("no WebGPU adapter (on Debian without a GPU: apt-get install mesa-vulkan-drivers): %v", err)
+	}
+	g.ad = ad
+	var features []wgpu.FeatureName
+	for _, f := range []wgpu.FeatureName{wgpu.FeatureNameIndirectFirstInstance, wgpu.FeatureNameTimestampQuery, wgpu.NativeFeatureTimestampQueryInsideEncoders} {
+		if ad.HasFeature(f) {
+			features = append(features, f)
+		}
+	}
+	if g.wd, err = ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: features}); err != nil {
+		tb.Fatal(err)
+	}
+	if g.dev, err = webgpu.Wrap(g.wd); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		g.dev.Release()
+		g.wd.Release()
+		g.ad.Release()
+		g.inst.Release()
+	})
+	return g
+}
+
+// world is n meshes in gpumem's slabs, their table and a list, the
+// objects, and a target to draw into.
+type world struct {
+	g             *gpu
+	n, side       int
+	width, height uint32
+	meshes        *mesh.Allocator
+	tab           *draw.Table
+	list          *draw.List
+	cs            []memory.Change
+
+	ids    []draw.ID // by object; zero where the tile is empty
+	hs     []mesh.Handle
+	data   []mesh.Mesh // by object
+	gen    int         // meshes made so far: picks the next one's shape
+	drawer map[multidraw.Mode]*multidraw.Drawer
+
+	pipeline       *wgpu.RenderPipeline
+	objects        *wgpu.Buffer
+	group          *wgpu.BindGroup
+	target         *wgpu.Texture
+	view           *wgpu.TextureView
+	own            []ownMesh // way a: buffers of each mesh's own
+	queue          *wgpu.Queue
+	timer          device.Timer
+	timed          bool
+	cpu, gpuTime   time.Duration
+	frames, gpuFrm int
+}
+
+type ownMesh struct {
+	v, i *wgpu.Buffer
+	n    uint32
+}
+
+// newWorld returns a world of n meshes drawn into width x height pixels,
+// its slabs holding at most perSlab meshes (0: the default).
+func newWorld(tb testing.TB, g *gpu, n int, width, height, perSlab uint32) *world {
+	tb.Helper()
+	w := &world{g: g, n: n, width: width, height: height, drawer: map[multidraw.Mode]*multidraw.Drawer{}}
+	for w.side*w.side < n {
+		w.side++
+	}
+	tb.Cleanup(w.release)
+	var err error
+	must := func(err error) {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	w.meshes, err = mesh.New(g.dev, mesh.Options{Label: "world", MaxMeshesPerSlab: perSlab})
+	must(err)
+	w.tab, err = draw.NewTable(g.dev, w.meshes, "world")
+	must(err)
+	w.list, err = draw.NewList(w.tab, n)
+	must(err)
+	w.ids, w.hs, w.data = make([]draw.ID, n), make([]mesh.Handle, n), make([]mesh.Mesh, n)
+	for k := range n {
+		must(w.add(k))
+	}
+	must(w.flush())
+
+	mod, err := g.wd.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{WGSLSource: &wgpu.ShaderSourceWGSL{Code: worldWGSL}})
+	must(err)
+	defer mod.Release()
+	w.pipeline, err = g.wd.TryCreateRenderPipeline(&wgpu.RenderPipelineDescriptor{
+		Vertex: wgpu.VertexState{Module: mod, EntryPoint: "vs", Buffers: []wgpu.VertexBufferLayout{{
+			ArrayStride: worldStride, StepMode: wgpu.VertexStepModeVertex,
+			Attributes: []wgpu.VertexAttribute{{Format: wgpu.VertexFormatFloat32x2, ShaderLocation: 0}},
+		}}},
+		Primitive:   wgpu.PrimitiveState{Topology: wgpu.PrimitiveTopologyTriangleList, FrontFace: wgpu.FrontFaceCCW, CullMode: wgpu.CullModeNone},
+		Multisample: wgpu.MultisampleState{Count: 1, Mask: 0xFFFFFFFF},
+		Fragment: &wgpu.FragmentState{Module: mod, EntryPoint: "fs", Targets: []wgpu.ColorTargetState{{
+			Format: wgpu.TextureFormatRGBA8Unorm, Blend: &wgpu.BlendStateReplace, WriteMask: wgpu.ColorWriteMaskAll,
+		}}},
+	})
+	must(err)
+	var objs []byte
+	for k := range n {
+		x, y := k%w.side, k/w.side
+		s := float32(1) / float32(w.side)
+		c := [4]float32{float32(k%7) / 6, float32(k%11) / 10, float32(k%13) / 12, 1}
+		for _, f := range []float32{-1 + s*(2*float32(x)+1), -1 + s*(2*float32(y)+1), 0.9 * s, 0, c[0], c[1], c[2], c[3]} {
+			objs = binary.LittleEndian.AppendUint32(objs, math.Float32bits(f))
+		}
+	}
+	w.objects, err = g.wd.TryCreateBufferInit(&wgpu.BufferInitDescriptor{Contents: objs, Usage: wgpu.BufferUsageStorage})
+	must(err)
+	layout := w.pipeline.GetBindGroupLayout(0)
+	defer layout.Release()
+	w.group, err = g.wd.TryCreateBindGroup(&wgpu.BindGroupDescriptor{Layout: layout, Entries: []wgpu.BindGroupEntry{{Binding: 0, Buffer: w.objects, Size: wgpu.WholeSize}}})
+	must(err)
+	w.target, err = g.wd.TryCreateTexture(&wgpu.TextureDescriptor{
+		Size:          wgpu.Extent3D{Width: width, Height: height, DepthOrArrayLayers: 1},
+		MipLevelCount: 1, SampleCount: 1, Dimension: wgpu.TextureDimension2D,
+		Format: wgpu.TextureFormatRGBA8Unorm, Usage: wgpu.TextureUsageRenderAttachment | wgpu.TextureUsageCopySrc,
+	})
+	must(err)
+	w.view, err = w.target.TryCreateView(nil)
+	must(err)
+	w.queue = g.wd.GetQueue()
+	w.timer, w.timed = device.TimerOf(g.dev)
+	return w
+}
+
+// meshFor returns the gen'th mesh the world makes: a fan of 3 to 22
+// triangles, one in three a star, inside the unit circle.
+func meshFor(gen int) mesh.Mesh {
+	n := 3 + (gen*7)%20
+	m := mesh.Mesh{VertexStride: worldStride, IndexFormat: mesh.Uint16}
+	m.Vertices = binary.LittleEndian.AppendUint64(m.Vertices, 0)
+	for k := range n {
+		a := 2*math.Pi*float64(k)/float64(n) + float64(gen%5)
+		r := 1.0
+		if gen%3 == 0 && k%2 == 1 {
+			r = 0.5
+		}
+		m.Vertices = binary.LittleEndian.AppendUint32(m.Vertices, math.Float32bits(float32(r*math.Cos(a))))
+		m.Vertices = binary.LittleEndian.AppendUint32(m.Vertices, math.Float32bits(float32(r*math.Sin(a))))
+		for _, i := range []int{0, 1 + k, 1 + (k+1)%n} {
+			m.Indices = binary.LittleEndian.AppendUint16(m.Indices, uint16(i))
+		}
+	}
+	return m
+}
+
+// add stages a new mesh for tile k.
+func (w *world) add(k int) error {
+	w.data[k] = meshFor(w.gen)
+	w.gen++
+	h, err := w.meshes.Add(w.data[k])
+	w.hs[k] = h
+	return err
+}
+
+// remove gives tile k's mesh back.
+func (w *world) remove(k int) error {
+	err := errors.Join(w.tab.Remove(w.ids[k]), w.meshes.Remove(w.hs[k]))
+	w.ids[k], w.hs[k], w.data[k] = draw.ID{}, mesh.Handle{}, mesh.Mesh{}
+	return err
+}
+
+// flush places the staged meshes, tracks the new ones and applies the
+// changes to the table.
+func (w *world) flush() error {
+	if err := w.meshes.Flush(); err != nil {
+		return err
+	}
+	for k, h := range w.hs {
+		if h != (mesh.Handle{}) && w.ids[k] == (draw.ID{}) {
+			id, err := w.tab.Track(h, mesh.Uint16)
+			if err != nil {
+				return err
+			}
+			w.ids[k] = id
+		}
+	}
+	return w.apply()
+}
+
+func (w *world) apply() error {
+	w.cs = w.meshes.Changes(w.cs[:0])
+	return w.tab.Apply(w.cs)
+}
+
+// churn removes every third mesh and some more, adds new ones in their
+// tiles, and sweeps, compacts and shrinks the slabs, applying the
+// changes after each step.
+func (w *world) churn(seed int) error {
+	for k := seed % 3; k < w.n; k += 3 {
+		if err := w.remove(k); err != nil {
+			return err
+		}
+	}
+	if err := w.meshes.Sweep(arena.SweepLimits{Moves: 64}); err != nil {
+		return err
+	}
+	if err := w.apply(); err != nil {
+		return err
+	}
+	for k := seed % 3; k < w.n; k += 6 {
+		if err := w.add(k); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := w.meshes.Compact(); err != nil {
+		return err
+	}
+	if err := w.apply(); err != nil {
+		return err
+	}
+	for k := seed%3 + 3; k < w.n; k += 6 {
+		if err := w.add(k); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if _, err := w.meshes.Shrink(); err != nil {
+		return err
+	}
+	return w.apply()
+}
+
+// Ways of drawing: a is a buffer pair of its own per mesh, set with the
+// pipeline and bind group per draw, as a renderer without gpumem does;
+// b, c and indirect are the Drawer's modes Direct, MultiDraw and
+// Indirect over the slabs.
+var ways = []struct {
+	name string
+	mode multidraw.Mode
+	own  bool
+}{
+	{"a", 0, true},
+	{"b", multidraw.Direct, false},
+	{"c", multidraw.MultiDraw, false},
+	{"indirect", multidraw.Indirect, false},
+}
+
+// ownBuffers makes way a's buffers from the meshes' data.
+func (w *world) ownBuffers() error {
+	for _, o := range w.own {
+		o.v.Release()
+		o.i.Release()
+	}
+	w.own = w.own[:0]
+	for _, m := range w.data {
+		if m.Vertices == nil {
+			w.own = append(w.own, ownMesh{})
+			continue
+		}
+		v, err := w.g.wd.TryCreateBufferInit(&wgpu.BufferInitDescriptor{Contents: m.Vertices, Usage: wgpu.BufferUsageVertex})
+		if err != nil {
+			return err
+		}
+		idx := append([]byte(nil), m.Indices...)
+		for len(idx)%4 != 0 {
+			idx = append(idx, 0)
+		}
+		i, err := w.g.wd.TryCreateBufferInit(&wgpu.BufferInitDescriptor{Contents: idx, Usage: wgpu.BufferUsageIndex})
+		if err != nil {
+			return err
+		}
+		w.own = append(w.own, ownMesh{v: v, i: i, n: uint32(len(m.Indices) / 2)})
+	}
+	return nil
+}
+
+// frame draws the world one way, submits it, and adds its CPU time
+// (filling the list, encoding and submitting) and, where the device has
+// a timer, its GPU time.
+func (w *world) frame(own bool, mode multidraw.Mode) error {
+	start := time.Now()
+	enc, err := w.g.wd.TryCreateCommandEncoder(nil)
+	if err != nil {
+		return err
+	}
+	defer enc.Release()
+	var d *multidraw.Drawer
+	if !own {
+		if d = w.drawer[mode]; d == nil {
+			if d, err = multidraw.New(w.g.dev, w.tab, mode); err != nil {
+				return err
+			}
+			w.drawer[mode] = d
+		}
+		w.list.Reset()
+		for k, id := range w.ids {
+			if id != (draw.ID{}) {
+				if err := w.list.Add(id, 1, uint32(k)); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := d.Prepare(enc, w.list); err != nil {
+			return err
+		}
+	}
+	pass := enc.BeginRenderPass(&wgpu.RenderPassDescriptor{ColorAttachments: []wgpu.RenderPassColorAttachment{{
+		View: w.view, LoadOp: wgpu.LoadOpClear, StoreOp: wgpu.StoreOpStore, ClearValue: wgpu.Color{A: 1},
+	}}})
+	if own {
+		for k, o := range w.own {
+			if o.v == nil {
+				continue
+			}
+			pass.SetPipeline(w.pipeline)
+			pass.SetBindGroup(0, w.group, nil)
+			pass.SetVertexBuffer(0, o.v, 0, wgpu.WholeSize)
+			pass.SetIndexBuffer(o.i, wgpu.IndexFormatUint16, 0, wgpu.WholeSize)
+			pass.DrawIndexed(o.n, 1, 0, 0, uint32(k))
+		}
+	} else {
+		pass.SetPipeline(w.pipeline)
+		pass.SetBindGroup(0, w.group, nil)
+		if _, err := d.Draw(pass); err != nil {
+			pass.TryEnd()
+			return err
+		}
+	}
+	if err := pass.TryEnd(); err != nil {
+		return err
+	}
+	cb, err := enc.TryFinish(nil)
+	if err != nil {
+		return err
+	}
+	var span device.Span
+	if w.timed {
+		if span.Begin, err = w.timer.Stamp(); err != nil {
+			return err
+		}
+	}
+	if err := w.g.dev.Submit(); err != nil {
+		return err
+	}
+	w.queue.Submit(cb)
+	cb.Release()
+	w.cpu += time.Since(start)
+	w.frames++
+	if w.timed {
+		if span.End, err = w.timer.Stamp(); err != nil {
+			return err
+		}
+	}
+	// Each frame waits for the GPU, outside the time counted, so frames
+	// do not queue up.
+	if _, err := w.g.dev.Fence(); err != nil {
+		return err
+	}
+	if err := w.g.dev.Wait(); err != nil {
+		return err
+	}
+	if w.timed {
+		el, ok, err := device.Elapsed(w.timer, span)
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.gpuTime += el
+			w.gpuFrm++
+		}
+	}
+	return nil
+}
+
+// pixels reads the target back.
+func (w *world) pixels() ([]byte, error) {
+	row := (w.width*4 + 255) &^ 255
+	size := uint64(row) * uint64(w.height)
+	buf, err := w.g.wd.TryCreateBuffer(&wgpu.BufferDescriptor{Size: size, Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
+	if err != nil {
+		return nil, err
+	}
+	defer buf.Release()
+	enc, err := w.g.wd.TryCreateCommandEncoder(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer enc.Release()
+	if err := enc.TryCopyTextureToBuffer(w.target.AsImageCopy(), &wgpu.TexelCopyBufferInfo{
+		Buffer: buf, Layout: wgpu.TexelCopyBufferLayout{BytesPerRow: row, RowsPerImage: w.height},
+	}, &wgpu.Extent3D{Width: w.width, Height: w.height, DepthOrArrayLayers: 1}); err != nil {
+		return nil, err
+	}
+	cb, err := enc.TryFinish(nil)
+	if err != nil {
+		return nil, err
+	}
+	w.queue.Submit(cb)
+	cb.Release()
+	status := wgpu.MapAsyncStatus(0)
+	if err := buf.TryMapAsync(wgpu.MapModeRead, 0, size, func(s wgpu.MapAsyncStatus) { status = s }); err != nil {
+		return nil, err
+	}
+	w.g.wd.Poll(true, nil)
+	if status != wgpu.MapAsyncStatusSuccess {
+		return nil, fmt.Errorf("map the read-back buffer: status %v", status)
+	}
+	data := buf.GetMappedRange(0, uint(size))
+	px := make([]byte, 0, w.width*w.height*4)
+	for y := range w.height {
+		px = append(px, data[y*row:y*row+w.width*4]...)
+	}
+	return px, buf.TryUnmap()
+}
+
+// images draws the world every way the device allows and returns the
+// images by way.
+func (w *world) images() (map[string][]byte, error) {
+	if err := w.ownBuffers(); err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, way := range ways {
+		if !way.own && way.mode > multidraw.Best(w.g.wd) {
+			continue
+		}
+		if err := w.frame(way.own, way.mode); err != nil {
+			return nil, fmt.Errorf("way %s: %w", way.name, err)
+		}
+		px, err := w.pixels()
+		if err != nil {
+			return nil, err
+		}
+		out[way.name] = px
+	}
+	return out, nil
+}
+
+func (w *world) release() {
+	for _, d := range w.drawer {
+		d.Release()
+	}
+	for _, o := range w.own {
+		if o.v != nil {
+			o.v.Release()
+			o.i.Release()
+		}
+	}
+	for _, r := range []interface{ Release() }{w.view, w.target, w.group, w.objects, w.pipeline, w.queue} {
+		if r != nil && !isNil(r) {
+			r.Release()
+		}
+	}
+	w.tab.Release()
+	w.meshes.Release()
+}
+
+// isNil reports whether r holds a nil pointer.
+func isNil(r interface{ Release() }) bool {
+	switch v := r.(type) {
+	case *wgpu.TextureView:
+		return v == nil
+	case *wgpu.Texture:
+		return v == nil
+	case *wgpu.BindGroup:
+		return v == nil
+	case *wgpu.Buffer:
+		return v == nil
+	case *wgpu.RenderPipeline:
+		return v == nil
+	case *wgpu.Queue:
+		return v == nil
+	}
+	return false
+}

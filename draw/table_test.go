@@ -1,0 +1,186 @@
+package draw_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpumem/gpumem/arena"
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/draw"
+	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/memory"
+	"github.com/gpumem/gpumem/mesh"
+)
+
+// TestGrowth tracks more meshes than the table's first buffer holds, a
+// few hundred a frame as a streaming renderer does, with the slabs
+// growing and sweeping under them and meshes tracked before the Apply
+// that reports their slab's growth.
+func TestGrowth(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		meshes, err := mesh.New(dev, mesh.Options{MinSlabBytes: 4 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer meshes.Release()
+		tab, err := draw.NewTable(dev, meshes, "growth")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tab.Release()
+		r := rand.New(rand.NewPCG(1, 2))
+		var ids []draw.ID
+		var hs []mesh.Handle
+		var cs []memory.Change
+		for frame := range 12 {
+			for range 300 {
+				m := randMesh(r, 1+r.IntN(8))
+				m.VertexStride, m.Vertices = 8, make([]byte, 8*(1+r.IntN(20)))
+				m.IndexFormat, m.Indices = mesh.Uint16, make([]byte, 6*(1+r.IntN(8)))
+				h, err := meshes.Add(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hs = append(hs, h)
+			}
+			// Remove a tenth: holes for the sweep.
+			for k := 0; k < len(ids); k += 10 {
+				if ids[k] == (draw.ID{}) {
+					continue
+				}
+				if err := errors.Join(tab.Remove(ids[k]), meshes.Remove(hs[k])); err != nil {
+					t.Fatal(err)
+				}
+				ids[k] = draw.ID{}
+			}
+			if err := meshes.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hs[len(ids):] {
+				id, err := tab.Track(h, mesh.Uint16)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			if err := meshes.Sweep(arena.SweepLimits{Moves: 100}); err != nil {
+				t.Fatal(err)
+			}
+			if frame%3 == 1 {
+				if err := meshes.Compact(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cs = meshes.Changes(cs[:0])
+			if err := tab.Apply(cs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tab.Check(); err != nil {
+				t.Fatalf("frame %d: %v", frame, err)
+			}
+		}
+		st := tab.Stats()
+		t.Logf("%+v", st)
+		if st.Growths == 0 || st.Patched == 0 {
+			t.Fatalf("the table did not grow and patch: %+v", st)
+		}
+	})
+}
+
+// TestErrors: bad input is an error, never a panic.
+func TestErrors(t *testing.T) {
+	dev := testdevice.Host(t, host.Options{})
+	meshes, err := mesh.New(dev, mesh.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer meshes.Release()
+	if _, err := draw.NewTable(nil, meshes, ""); !errors.Is(err, draw.ErrInvalidOptions) {
+		t.Errorf("NewTable without a device: %v", err)
+	}
+	if _, err := draw.NewTable(dev, nil, ""); !errors.Is(err, draw.ErrInvalidOptions) {
+		t.Errorf("NewTable without meshes: %v", err)
+	}
+	tab, err := draw.NewTable(dev, meshes, "errors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := draw.NewTable(dev, meshes, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := draw.NewList(tab, 0); !errors.Is(err, draw.ErrInvalidOptions) {
+		t.Errorf("NewList of 0: %v", err)
+	}
+	list, err := draw.NewList(tab, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, _ := meshes.Add(mesh.Mesh{VertexStride: 4, Vertices: make([]byte, 12), IndexFormat: mesh.Uint16, Indices: make([]byte, 6)})
+	if _, err := tab.Track(staged, mesh.Uint16); !errors.Is(err, mesh.ErrNotResident) {
+		t.Errorf("track of a staged mesh: %v", err)
+	}
+	if err := meshes.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.Track(staged, 3); !errors.Is(err, draw.ErrInvalidFormat) {
+		t.Errorf("track with format 3: %v", err)
+	}
+	if _, err := tab.Track(mesh.Handle{}, mesh.Uint16); !errors.Is(err, mesh.ErrInvalidHandle) {
+		t.Errorf("track of the zero handle: %v", err)
+	}
+	id, err := tab.Track(staged, mesh.Uint16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []draw.ID{{}, draw.TrackedIDs(tab)[0]} {
+		if bad != (draw.ID{}) {
+			if _, _, err := other.Record(bad); !errors.Is(err, draw.ErrInvalidID) {
+				t.Errorf("record of another table's id: %v", err)
+			}
+			continue
+		}
+		if err := list.Add(bad, 1, 0); !errors.Is(err, draw.ErrInvalidID) {
+			t.Errorf("add of the zero id: %v", err)
+		}
+		if err := tab.Remove(bad); !errors.Is(err, draw.ErrInvalidID) {
+			t.Errorf("remove of the zero id: %v", err)
+		}
+		if err := tab.Refresh(bad); !errors.Is(err, draw.ErrInvalidID) {
+			t.Errorf("refresh of the zero id: %v", err)
+		}
+	}
+	for range 2 {
+		if err := list.Add(id, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := list.Add(id, 1, 0); !errors.Is(err, draw.ErrFull) {
+		t.Errorf("add past the list's bound: %v", err)
+	}
+	// A mesh removed from the allocator but not the table is stale.
+	if err := meshes.Remove(staged); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.Refresh(id); !errors.Is(err, draw.ErrStale) {
+		t.Errorf("refresh of a removed mesh: %v", err)
+	}
+	if err := tab.Apply([]memory.Change{{Kind: memory.Overflowed}}); !errors.Is(err, draw.ErrStale) {
+		t.Errorf("apply over a removed mesh: %v", err)
+	}
+	// A removed id is refused by Pack too.
+	if err := tab.Remove(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := list.Pack(); !errors.Is(err, draw.ErrInvalidID) {
+		t.Errorf("pack of a removed id: %v", err)
+	}
+	tab.Release()
+	tab.Release()
+	if err := tab.Apply(nil); !errors.Is(err, device.ErrReleased) {
+		t.Errorf("apply after release: %v", err)
+	}
+	other.Release()
+}
