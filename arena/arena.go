@@ -3,6 +3,7 @@ package arena
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/gpumem/gpumem/device"
@@ -90,15 +91,19 @@ type sweep struct {
 //
 // An Arena is not safe for concurrent use.
 type Arena struct {
-	dev   device.Device
-	opts  Options
-	buf   device.Buffer
-	alloc *offset.Allocator
-	slots []slot
-	sw    sweep
-	moves []device.Move // reused batch
-	done  []Move        // reused report
-	stats Stats
+	dev  device.Device
+	opts Options
+	buf  device.Buffer
+	// planes are the buffers of Options.Planes, in its order.
+	planes []device.Buffer
+	alloc  *offset.Allocator
+	slots  []slot
+	sw     sweep
+	moves  []device.Move // reused batch
+	// planeMoves is the batch scaled to a plane's element size.
+	planeMoves []device.Move
+	done       []Move // reused report
+	stats      Stats
 	// changes is what Changes reports next (changes.go).
 	changes memory.ChangeLog
 	// occupied is the sum of elements asked for by live allocations.
@@ -128,6 +133,7 @@ type Arena struct {
 	wReqs      []Request   // the batch being written
 	wOut       []Placement
 	wRun       []uint64         // the run being written (order entries)
+	wPlane     int              // the plane being written
 	gather     func(dst []byte) // gatherRun, made once
 }
 
@@ -146,14 +152,15 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	buf, err := dev.CreateBuffer(o.bufferDesc(o.InitialElems))
+	bufs, err := o.createBuffers(dev, o.InitialElems)
 	if err != nil {
 		return nil, fmt.Errorf("arena %q: create buffer: %w", o.Label, err)
 	}
 	return &Arena{
 		dev:    dev,
 		opts:   o,
-		buf:    buf,
+		buf:    bufs[0],
+		planes: bufs[1:],
 		alloc:  alloc,
 		slots:  make([]slot, o.MaxAllocs),
 		sw:     sweep{cursor: none, restart: none},
@@ -162,8 +169,51 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 	}, nil
 }
 
-func (o *Options) bufferDesc(elems uint32) device.BufferDesc {
-	return device.BufferDesc{Label: o.Label, Size: uint64(elems) * uint64(o.ElemSize), Usage: o.Usage}
+// createBuffers creates the arena's buffers for capacity elems: the
+// first, then one per plane. On failure it releases those it made.
+func (o *Options) createBuffers(dev device.Device, elems uint32) ([]device.Buffer, error) {
+	bufs := make([]device.Buffer, 1+len(o.Planes))
+	for i := range bufs {
+		desc := device.BufferDesc{Label: o.Label, Size: uint64(elems) * uint64(o.planeElemSize(i)), Usage: o.Usage}
+		if i > 0 {
+			desc.Label += " plane " + strconv.Itoa(i)
+		}
+		b, err := dev.CreateBuffer(desc)
+		if err != nil {
+			for _, b := range bufs[:i] {
+				b.Release()
+			}
+			return nil, err
+		}
+		bufs[i] = b
+	}
+	return bufs, nil
+}
+
+// planeElemSize returns the element size of plane i: 0 is the first
+// buffer's.
+func (o *Options) planeElemSize(i int) uint32 {
+	if i == 0 {
+		return o.ElemSize
+	}
+	return o.Planes[i-1]
+}
+
+// Planes returns how many buffers the arena keeps in lockstep: 1 and one
+// per Options.Planes entry.
+func (a *Arena) Planes() int { return 1 + len(a.planes) }
+
+// PlaneBuffer returns plane i's current buffer: 0 is Buffer's, 1 on those
+// of Options.Planes. Growth replaces every plane's buffer, as Buffer says.
+// nil for an i out of range.
+func (a *Arena) PlaneBuffer(i int) device.Buffer {
+	switch {
+	case i == 0:
+		return a.buf
+	case i > 0 && i <= len(a.planes):
+		return a.planes[i-1]
+	}
+	return nil
 }
 
 // Buffer returns the arena's current buffer. Growth replaces it: read it
@@ -335,7 +385,8 @@ func (a *Arena) Free(h Handle) error {
 	return nil
 }
 
-// Write writes data at byte offset off into h's elements. off and len(data)
+// Write writes data at byte offset off into h's elements (in the first
+// plane; see RewritePlane for the others). off and len(data)
 // are multiples of 4 and the range [off, off+len(data)) lies inside the
 // allocation's elements, whatever off (ErrInvalidSize: no sum wraps);
 // ErrInvalidHandle for a handle not live in this arena. On error nothing
@@ -388,4 +439,8 @@ func (a *Arena) Release() {
 	a.released = true
 	a.buf.Release()
 	a.changes.Released(a.buf, nil)
+	for _, p := range a.planes {
+		p.Release()
+		a.changes.Released(p, nil)
+	}
 }

@@ -125,24 +125,37 @@ func (a *Arena) grow(capacity uint32) error {
 // (the allocator's Grow or Shrink) to capacity, the old buffer released
 // once the device is done with it. The arena is unchanged when it fails.
 func (a *Arena) rebuffer(op string, capacity uint32, resize func(uint32) error) error {
-	buf, err := a.dev.CreateBuffer(a.opts.bufferDesc(capacity))
+	bufs, err := a.opts.createBuffers(a.dev, capacity)
 	if err != nil {
 		return fmt.Errorf("arena %q: %s to %d elements: %w", a.opts.Label, op, capacity, err)
 	}
-	used := uint64(a.alloc.Capacity()-a.alloc.Tail()) * uint64(a.opts.ElemSize)
-	if used > 0 {
-		if err := a.dev.CopyBuffer(a.buf, 0, buf, 0, used); err != nil {
-			buf.Release()
-			return fmt.Errorf("arena %q: %s: copy %d bytes: %w", a.opts.Label, op, used, err)
+	drop := func() {
+		for _, b := range bufs {
+			b.Release()
+		}
+	}
+	usedElems := uint64(a.alloc.Capacity() - a.alloc.Tail())
+	var copied uint64
+	for i, b := range bufs {
+		if used := usedElems * uint64(a.opts.planeElemSize(i)); used > 0 {
+			if err := a.dev.CopyBuffer(a.PlaneBuffer(i), 0, b, 0, used); err != nil {
+				drop()
+				return fmt.Errorf("arena %q: %s: copy %d bytes: %w", a.opts.Label, op, used, err)
+			}
+			copied += used
 		}
 	}
 	if err := resize(capacity); err != nil {
-		buf.Release()
+		drop()
 		return fmt.Errorf("arena %q: %s: %w", a.opts.Label, op, err)
 	}
-	a.buf.Release()
-	a.changes.Replaced(a.buf, buf, nil, nil)
-	a.buf = buf
-	a.stats.BytesCopied += used
+	for i, b := range bufs {
+		old := a.PlaneBuffer(i)
+		old.Release()
+		a.changes.Replaced(old, b, nil, nil)
+	}
+	a.buf = bufs[0]
+	copy(a.planes, bufs[1:])
+	a.stats.BytesCopied += copied
 	return nil
 }

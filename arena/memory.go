@@ -13,11 +13,21 @@ import (
 // region kind "arena" and the tag in decimal as the name. A manager built
 // on arenas sets its own Kind. O(regions); it allocates the regions.
 func (a *Arena) Snapshot(name string, owner func(Region) memory.Owner) memory.Buffer {
+	return a.SnapshotPlane(0, name, owner)
+}
+
+// SnapshotPlane is Snapshot of plane p's buffer (see Options.Planes), in
+// its element size; p out of range is plane 0.
+func (a *Arena) SnapshotPlane(p int, name string, owner func(Region) memory.Owner) memory.Buffer {
+	if p < 0 || p >= a.Planes() {
+		p = 0
+	}
 	st := a.Stats()
-	e := uint64(a.ElemSize())
-	b := memory.Buffer{Name: name, Kind: memory.ArenaBuffer, ElemBytes: a.ElemSize(),
+	es := a.opts.planeElemSize(p)
+	e := uint64(es)
+	b := memory.Buffer{Name: name, Kind: memory.ArenaBuffer, ElemBytes: es,
 		CapacityBytes: uint64(st.CapacityElems) * e, Stats: st.History()}
-	if buf := a.Buffer(); buf != nil {
+	if buf := a.PlaneBuffer(p); buf != nil {
 		b.Usage = buf.Desc().Usage
 	}
 	b.Regions = make([]memory.Region, 0, 2*st.Allocations+1)

@@ -3,6 +3,7 @@ package arena
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/offset"
@@ -73,6 +74,14 @@ type Options struct {
 	// them with the batch. At most 1 MiB, and a margin
 	// below MaxElems. Off by default, and free when off.
 	GuardBytes uint32
+	// Planes, when not empty, gives the arena a buffer more per entry,
+	// each with elements of that many bytes (a multiple of 4), allocated
+	// in lockstep with the first: an allocation's elements start at the
+	// same element offset in every plane, and growth, moves and shrinks
+	// act on every plane alike. Vertex attributes in separate arrays that
+	// share one base vertex are planes. At most MaxPlanes-1 entries; not
+	// with GuardBytes.
+	Planes []uint32
 	// OnMove, if set, is called for every allocation a sweep or a
 	// compaction moves, in the order the moves happen, once the bytes'
 	// move is recorded on the device, instead of Changes. It is the hook
@@ -84,6 +93,9 @@ type Options struct {
 
 // Limits of an arena's sizes and counts, the offset allocator's.
 const (
+	// MaxPlanes bounds an arena's buffers: the first and Options.Planes.
+	// WebGPU binds at most 8 vertex buffers.
+	MaxPlanes = 8
 	// MaxAllocsLimit is the largest Options.MaxAllocs (2^27-258).
 	MaxAllocsLimit = offset.MaxNodes
 	// MaxRoundUp is the largest request RoundUp rounds (0xF000_0000): a
@@ -228,6 +240,25 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	if g := o.MarginElems(); g >= o.MaxElems {
 		return o, fmt.Errorf("%w: GuardBytes %d: a margin of %d elements leaves no room in %d", ErrInvalidOptions, o.GuardBytes, g, o.MaxElems)
 	}
+	if len(o.Planes) > MaxPlanes-1 {
+		return o, fmt.Errorf("%w: %d planes, at most %d", ErrInvalidOptions, len(o.Planes)+1, MaxPlanes)
+	}
+	if len(o.Planes) > 0 && o.GuardBytes > 0 {
+		return o, fmt.Errorf("%w: GuardBytes with planes", ErrInvalidOptions)
+	}
+	for i, pe := range o.Planes {
+		if pe == 0 || pe%device.CopyAlignment != 0 {
+			return o, fmt.Errorf("%w: plane %d: element size %d is not a positive multiple of %d", ErrInvalidOptions, i+1, pe, device.CopyAlignment)
+		}
+		if m := lim.MaxBufferSize / uint64(pe); m < uint64(o.MaxElems) {
+			if m < uint64(o.InitialElems) || m < uint64(o.MinElems) {
+				return o, fmt.Errorf("%w: plane %d: %d elements of %d bytes exceed the device's max buffer size %d",
+					ErrInvalidOptions, i+1, o.InitialElems, pe, lim.MaxBufferSize)
+			}
+			o.MaxElems = uint32(m)
+		}
+	}
+	o.Planes = slices.Clone(o.Planes) // the caller's slice may change
 	o.SweepLimits = o.SweepLimits.Or(DefaultSweepLimits)
 	o.Usage |= device.CopySrc | device.CopyDst | device.Storage
 	if err := o.Usage.Validate(); err != nil {

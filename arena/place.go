@@ -23,6 +23,10 @@ type Request struct {
 	// not keep the slice. It runs during Place, after every request is
 	// placed, and must not call the arena.
 	Fill func(dst []byte)
+	// Planes holds the bytes of the arena's planes (Options.Planes), in
+	// their order, written as Data is: at most Elems times the plane's
+	// element size each; a plane without an entry gets zeros.
+	Planes [][]byte
 }
 
 // Placement is where Place put a request: its handle and where its
@@ -165,6 +169,9 @@ func (a *Arena) sizeBatch(reqs []Request, some bool) error {
 			return fmt.Errorf("arena %q: request %d of %d: %w: %d bytes of data for %d elements of %d bytes",
 				a.opts.Label, i, len(reqs), ErrInvalidSize, len(r.Data), r.Elems, es)
 		}
+		if err := a.checkPlanes(r.Planes, r.Elems); err != nil {
+			return fmt.Errorf("arena %q: request %d of %d: %w", a.opts.Label, i, len(reqs), err)
+		}
 		size, err := a.size(r.Elems)
 		if some && (err != nil || size > held) {
 			size, err = 0, nil // left
@@ -173,6 +180,19 @@ func (a *Arena) sizeBatch(reqs []Request, some bool) error {
 			return fmt.Errorf("arena %q: request %d of %d: %w", a.opts.Label, i, len(reqs), err)
 		}
 		a.sizes[i] = size
+	}
+	return nil
+}
+
+// checkPlanes checks a request's plane data against its elements.
+func (a *Arena) checkPlanes(planes [][]byte, elems uint32) error {
+	if len(planes) > len(a.opts.Planes) {
+		return fmt.Errorf("%w: data for %d planes, the arena has %d", ErrInvalidSize, len(planes), len(a.opts.Planes))
+	}
+	for i, d := range planes {
+		if pe := uint64(a.opts.Planes[i]); uint64(len(d)) > uint64(elems)*pe {
+			return fmt.Errorf("%w: plane %d: %d bytes of data for %d elements of %d bytes", ErrInvalidSize, i+1, len(d), elems, pe)
+		}
 	}
 	return nil
 }
@@ -369,16 +389,30 @@ func (a *Arena) writeBatch(out []Placement, reqs []Request, up Uploader) error {
 		slices.Sort(ord)
 	}
 	a.order = ord
+	a.wReqs, a.wOut = reqs, out
+	defer func() { a.wReqs, a.wOut, a.wRun, a.wPlane = nil, nil, nil, 0 }()
+	if a.gather == nil {
+		a.gather = a.gatherRun
+	}
+	for p := range a.Planes() {
+		a.wPlane = p
+		if err := a.writeRuns(ord, up); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRuns writes the runs of the placed requests in ord into plane
+// a.wPlane.
+func (a *Arena) writeRuns(ord []uint64, up Uploader) error {
 	maxRun := uint64(maxRunBytes)
 	if c, ok := up.(chunked); ok {
 		maxRun = min(maxRun, c.ChunkBytes())
 	}
-	es := uint64(a.opts.ElemSize)
-	a.wReqs, a.wOut = reqs, out
-	defer func() { a.wReqs, a.wOut, a.wRun = nil, nil, nil }()
-	if a.gather == nil {
-		a.gather = a.gatherRun
-	}
+	p := a.wPlane
+	es := uint64(a.opts.planeElemSize(p))
+	reqs, buf := a.wReqs, a.PlaneBuffer(p)
 	for k := 0; k < len(ord); {
 		s := a.reqSlot(ord[k])
 		start := uint64(s.alloc.Offset) * es
@@ -399,16 +433,16 @@ func (a *Arena) writeBatch(out []Placement, reqs []Request, up Uploader) error {
 		var err error
 		switch {
 		case up != nil && n <= maxRun:
-			err = up.UploadFunc(a.buf, start, n, a.gather)
+			err = up.UploadFunc(buf, start, n, a.gather)
 			a.stats.Uploads++
-		case j == k+1 && reqs[uint32(ord[k])].Fill == nil:
-			err = a.writeAlone(up, &reqs[uint32(ord[k])], s, start)
+		case j == k+1 && (p > 0 || reqs[uint32(ord[k])].Fill == nil):
+			err = a.writeAlone(up, p, planeData(&reqs[uint32(ord[k])], p), s, start)
 		default:
 			if uint64(cap(a.runBuf)) < n {
 				a.runBuf = make([]byte, n, max(n, min(2*uint64(cap(a.runBuf)), maxRunBytes)))
 			}
 			a.gatherRun(a.runBuf[:n])
-			err = a.put(up, start, a.runBuf[:n])
+			err = a.put(up, p, start, a.runBuf[:n])
 		}
 		if err != nil {
 			return err
@@ -423,14 +457,31 @@ func (a *Arena) reqSlot(o uint64) *slot {
 	return &a.slots[a.wOut[uint32(o)].Handle.id]
 }
 
-// spanBytes returns the bytes a write of s covers: its elements, and with
-// guards its margin (its whole span, bin rounding included).
-func (a *Arena) spanBytes(s *slot) uint64 { return a.movedBytes(s) }
+// spanBytes returns the bytes a write of s into plane a.wPlane covers: its
+// elements, and with guards its margin (its whole span, bin rounding
+// included; an arena with planes has no guards).
+func (a *Arena) spanBytes(s *slot) uint64 {
+	if a.wPlane > 0 {
+		return uint64(s.elems) * uint64(a.opts.Planes[a.wPlane-1])
+	}
+	return a.movedBytes(s)
+}
+
+// planeData returns r's bytes for plane p: Data for the first.
+func planeData(r *Request, p int) []byte {
+	if p == 0 {
+		return r.Data
+	}
+	if p <= len(r.Planes) {
+		return r.Planes[p-1]
+	}
+	return nil
+}
 
 // gatherRun writes the bytes of the run a.wRun into dst, which starts at
 // the run's first allocation and ends where the run ends (see Place).
 func (a *Arena) gatherRun(dst []byte) {
-	es := uint64(a.opts.ElemSize)
+	es := uint64(a.opts.planeElemSize(a.wPlane))
 	pad := byte(0)
 	if a.opts.GuardBytes > 0 {
 		pad = 0xFD // GuardPattern's every byte
@@ -441,9 +492,9 @@ func (a *Arena) gatherRun(dst []byte) {
 		s := a.reqSlot(o)
 		at := uint64(s.alloc.Offset)*es - base
 		n := uint64(s.elems) * es
-		if r.Fill != nil {
+		if r.Fill != nil && a.wPlane == 0 {
 			r.Fill(dst[at : at+n])
-		} else if c := uint64(copy(dst[at:at+n], r.Data)); c < n {
+		} else if c := uint64(copy(dst[at:at+n], planeData(r, a.wPlane))); c < n {
 			clear(dst[at+c : at+n])
 		}
 		// The slack to the next allocation, or to the span's end.
@@ -460,12 +511,13 @@ func (a *Arena) gatherRun(dst []byte) {
 	}
 }
 
-// writeAlone writes a run of one request with Data, from Data itself: its
-// whole words, then the rest of its span (the last bytes, zeros, margin).
-func (a *Arena) writeAlone(up Uploader, r *Request, s *slot, start uint64) error {
-	w := uint64(len(r.Data)) &^ 3
+// writeAlone writes a run of one request into plane p from data, its
+// bytes for that plane, without a copy: its whole words, then the rest of
+// its span (the last bytes, zeros, margin).
+func (a *Arena) writeAlone(up Uploader, p int, data []byte, s *slot, start uint64) error {
+	w := uint64(len(data)) &^ 3
 	if w > 0 {
-		if err := a.put(up, start, r.Data[:w]); err != nil {
+		if err := a.put(up, p, start, data[:w]); err != nil {
 			return err
 		}
 	}
@@ -477,22 +529,22 @@ func (a *Arena) writeAlone(up Uploader, r *Request, s *slot, start uint64) error
 		a.runBuf = make([]byte, n)
 	}
 	tail := a.runBuf[:n]
-	c := uint64(copy(tail, r.Data[w:]))
-	elems := uint64(s.elems)*uint64(a.opts.ElemSize) - w
+	c := uint64(copy(tail, data[w:]))
+	elems := uint64(s.elems)*uint64(a.opts.planeElemSize(p)) - w
 	clear(tail[c:elems])
 	for i := elems; i < n; i++ {
 		tail[i] = 0xFD // the margin: GuardPattern's every byte
 	}
-	return a.put(up, start+w, tail)
+	return a.put(up, p, start+w, tail)
 }
 
 // put writes b at byte off of the buffer, through up or the queue.
-func (a *Arena) put(up Uploader, off uint64, b []byte) error {
+func (a *Arena) put(up Uploader, plane int, off uint64, b []byte) error {
 	a.stats.Uploads++
 	if up != nil {
-		return up.Upload(a.buf, off, b)
+		return up.Upload(a.PlaneBuffer(plane), off, b)
 	}
-	return a.dev.WriteBuffer(a.buf, off, b)
+	return a.dev.WriteBuffer(a.PlaneBuffer(plane), off, b)
 }
 
 // Rewrite writes data into h's elements where they are, from their first
@@ -501,18 +553,27 @@ func (a *Arena) put(up Uploader, off uint64, b []byte) error {
 // is at most h's bytes (ErrInvalidSize); h's margin is left as it is.
 // O(len(data)).
 func (a *Arena) Rewrite(h Handle, data []byte, up Uploader) error {
+	return a.RewritePlane(h, 0, data, up)
+}
+
+// RewritePlane is Rewrite for plane p's bytes of h (0 is the first
+// buffer's; see Options.Planes). ErrInvalidSize for a plane out of range.
+func (a *Arena) RewritePlane(h Handle, p int, data []byte, up Uploader) error {
 	s, err := a.slot(h)
 	if err != nil {
 		return err
 	}
-	es := uint64(a.opts.ElemSize)
+	if p < 0 || p >= a.Planes() {
+		return fmt.Errorf("%w: plane %d of %d", ErrInvalidSize, p, a.Planes())
+	}
+	es := uint64(a.opts.planeElemSize(p))
 	if uint64(len(data)) > uint64(s.elems)*es {
 		return fmt.Errorf("%w: %d bytes into %d elements of %d bytes", ErrInvalidSize, len(data), s.elems, es)
 	}
 	start := uint64(s.alloc.Offset) * es
 	w := uint64(len(data)) &^ 3
 	if w > 0 {
-		if err := a.put(up, start, data[:w]); err != nil {
+		if err := a.put(up, p, start, data[:w]); err != nil {
 			return fmt.Errorf("arena %q: rewrite: %w", a.opts.Label, err)
 		}
 	}
@@ -522,7 +583,7 @@ func (a *Arena) Rewrite(h Handle, data []byte, up Uploader) error {
 		}
 		tail := a.runBuf[:n]
 		clear(tail[copy(tail, data[w:]):])
-		if err := a.put(up, start+w, tail); err != nil {
+		if err := a.put(up, p, start+w, tail); err != nil {
 			return fmt.Errorf("arena %q: rewrite: %w", a.opts.Label, err)
 		}
 	}

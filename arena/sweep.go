@@ -175,6 +175,9 @@ func (a *Arena) flush(bytes uint64) error {
 	if err := a.dev.Move(a.buf, a.moves); err != nil {
 		return fmt.Errorf("arena %q: move %d allocations: %w", a.opts.Label, len(a.moves), err)
 	}
+	if err := a.movePlanes(); err != nil {
+		return err
+	}
 	a.stats.Moves += uint64(len(a.done))
 	a.stats.BytesMoved += bytes
 	if a.placing {
@@ -229,4 +232,26 @@ func (a *Arena) compact() error {
 // isDeviceBroken reports errors after which no retry can help.
 func isDeviceBroken(err error) bool {
 	return errors.Is(err, device.ErrDeviceLost) || errors.Is(err, device.ErrReleased)
+}
+
+// movePlanes records the batch a.moves, made in the first buffer's bytes,
+// on every plane in its element size. A failure leaves the planes behind
+// the first buffer; only a lost device fails a checked batch.
+func (a *Arena) movePlanes() error {
+	if len(a.planes) == 0 {
+		return nil
+	}
+	e := uint64(a.opts.ElemSize)
+	for i, buf := range a.planes {
+		pe := uint64(a.opts.Planes[i])
+		ms := slices.Grow(a.planeMoves[:0], len(a.moves))
+		for _, m := range a.moves {
+			ms = append(ms, device.Move{Src: m.Src / e * pe, Dst: m.Dst / e * pe, Size: m.Size / e * pe})
+		}
+		a.planeMoves = ms
+		if err := a.dev.Move(buf, ms); err != nil {
+			return fmt.Errorf("arena %q: plane %d: move %d allocations: %w", a.opts.Label, i+1, len(ms), err)
+		}
+	}
+	return nil
 }
