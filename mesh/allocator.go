@@ -25,6 +25,17 @@ type Mesh struct {
 	// Indices is the index array: a whole number of indices. Empty is
 	// valid: the mesh has no index range.
 	Indices []byte
+	// Streams, instead of VertexStride and Vertices, gives the vertices
+	// as separate arrays, one per attribute, each of its own stride and
+	// all of one vertex count (see Layout.More): at most MaxStreams. One
+	// stream is the same as Vertices.
+	Streams []Stream
+}
+
+// Stream is one vertex array of a Mesh with separate attribute arrays.
+type Stream struct {
+	Stride uint32
+	Data   []byte
 }
 
 // Handle names one mesh of an Allocator for its whole life. Handles are
@@ -58,6 +69,8 @@ type part struct {
 	slab *slab
 	h    arena.Handle
 	own  device.Buffer
+	// ownMore are the buffers of their own of the further streams.
+	ownMore []device.Buffer
 }
 
 func (p *part) placed() bool { return p.slab != nil || p.own != nil }
@@ -70,6 +83,7 @@ type record struct {
 	pending  bool // data staged for the next Flush
 	parts    [2]part
 	data     [2][]byte // staged arrays, by Kind
+	more     [][]byte  // the further vertex streams' staged arrays
 }
 
 // slab is one shared buffer of one layout: an arena in slots. Each of its
@@ -174,7 +188,14 @@ func (a *Allocator) Len() int { return a.live }
 // indices: Add runs it for every mesh.
 func (a *Allocator) parse(m Mesh) ([2]part, error) {
 	var ps [2]part
-	if n := uint64(len(m.Vertices)); n > 0 {
+	if len(m.Streams) > 0 {
+		if len(m.Vertices) > 0 || m.VertexStride != 0 {
+			return ps, fmt.Errorf("%w: both Vertices and Streams", ErrInvalidMesh)
+		}
+		if err := a.parseStreams(&ps[Vertices], m.Streams); err != nil {
+			return ps, err
+		}
+	} else if n := uint64(len(m.Vertices)); n > 0 {
 		stride := uint64(m.VertexStride)
 		var elems uint64
 		if stride != 0 {
@@ -210,6 +231,37 @@ func (a *Allocator) parse(m Mesh) ([2]part, error) {
 	return ps, nil
 }
 
+// parseStreams makes p the unplaced vertex array of separate streams ss.
+func (a *Allocator) parseStreams(p *part, ss []Stream) error {
+	if len(ss) > MaxStreams {
+		return fmt.Errorf("%w: %d vertex streams, at most %d", ErrInvalidMesh, len(ss), MaxStreams)
+	}
+	strides := make([]uint32, len(ss))
+	var elems uint64
+	for i, s := range ss {
+		n := uint64(len(s.Data))
+		if s.Stride == 0 || n%uint64(s.Stride) != 0 {
+			return fmt.Errorf("%w: stream %d: %d bytes with stride %d", ErrInvalidMesh, i, n, s.Stride)
+		}
+		if e := n / uint64(s.Stride); i == 0 {
+			elems = e
+		} else if e != elems {
+			return fmt.Errorf("%w: stream %d has %d vertices, stream 0 %d", ErrInvalidMesh, i, e, elems)
+		}
+		strides[i] = s.Stride
+	}
+	if elems == 0 {
+		return nil // no vertices: no vertex range, as for empty Vertices
+	}
+	l := StreamsLayout(strides...)
+	for i := range len(ss) {
+		if l.StreamSlotBytes(i) == 0 {
+			return fmt.Errorf("%w: stream %d: a slot of %d vertices passes 2^32 bytes", ErrInvalidMesh, i, l.ElemsPerSlot())
+		}
+	}
+	return a.count(p, l, elems)
+}
+
 // count makes p an unplaced array of elems elements of l, checking that
 // it fits in one buffer of the device.
 func (a *Allocator) count(p *part, l Layout, elems uint64) error {
@@ -217,16 +269,48 @@ func (a *Allocator) count(p *part, l Layout, elems uint64) error {
 		return fmt.Errorf("%w: %d %v, more than 2^32-1", ErrInvalidMesh, elems, l)
 	}
 	p.layout, p.elems = l, uint32(elems)
-	if b := a.bytes(p); b > a.maxBuffer {
-		return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
-			ErrInvalidMesh, p.layout, b, a.maxBuffer, device.ErrTooLarge)
+	for i := range l.Streams() {
+		if b := a.streamBytes(p, i); b > a.maxBuffer {
+			return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
+				ErrInvalidMesh, p.layout, b, a.maxBuffer, device.ErrTooLarge)
+		}
 	}
 	return nil
 }
 
-// bytes returns the bytes p's array takes placed: whole slots.
+// bytes returns the bytes p's array takes placed, every stream: whole
+// slots.
 func (a *Allocator) bytes(p *part) uint64 {
-	return uint64(p.layout.Slots(p.elems)) * uint64(p.layout.SlotBytes())
+	var b uint64
+	for i := range p.layout.Streams() {
+		b += a.streamBytes(p, i)
+	}
+	return b
+}
+
+// streamBytes returns the bytes p's stream i takes placed: whole slots.
+func (a *Allocator) streamBytes(p *part, i int) uint64 {
+	return uint64(p.layout.Slots(p.elems)) * uint64(p.layout.StreamSlotBytes(i))
+}
+
+// streamsOf returns m's further vertex streams' arrays.
+func streamsOf(m Mesh) [][]byte {
+	if len(m.Streams) < 2 {
+		return nil
+	}
+	more := make([][]byte, len(m.Streams)-1)
+	for i, s := range m.Streams[1:] {
+		more[i] = s.Data
+	}
+	return more
+}
+
+// vertexData returns m's first vertex array.
+func vertexData(m Mesh) []byte {
+	if len(m.Streams) > 0 {
+		return m.Streams[0].Data
+	}
+	return m.Vertices
 }
 
 // Add stages mesh m and returns its handle. Nothing is placed or uploaded
@@ -255,7 +339,8 @@ func (a *Allocator) Add(m Mesh) (Handle, error) {
 	}
 	r.live, r.resident = true, false
 	r.parts = ps
-	r.data = [2][]byte{m.Vertices, m.Indices}
+	r.data = [2][]byte{vertexData(m), m.Indices}
+	r.more = streamsOf(m)
 	h := Handle{idx: idx, gen: r.gen}
 	a.stage(r, h)
 	a.live++
@@ -307,7 +392,8 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 		r.parts[k] = ps[k]
 		r.resident = false
 	}
-	r.data = [2][]byte{m.Vertices, m.Indices}
+	r.data = [2][]byte{vertexData(m), m.Indices}
+	r.more = streamsOf(m)
 	a.stage(r, h)
 	return nil
 }
@@ -326,12 +412,14 @@ func (a *Allocator) unplace(idx uint32, p *part) {
 		}
 		a.changes.Forget(owner(idx, k))
 	case p.own != nil:
-		a.ownBytes -= p.own.Size()
-		a.changes.Released(p.own, nil)
-		p.own.Release()
+		for _, b := range append([]device.Buffer{p.own}, p.ownMore...) {
+			a.ownBytes -= b.Size()
+			a.changes.Released(b, nil)
+			b.Release()
+		}
 		a.own--
 	}
-	p.slab, p.h, p.own = nil, arena.Handle{}, nil
+	p.slab, p.h, p.own, p.ownMore = nil, arena.Handle{}, nil, nil
 }
 
 // Remove gives the mesh's ranges back and ends its handle. Draws already
@@ -388,6 +476,36 @@ func (a *Allocator) Slices(h Handle) (vertex, index Slice, err error) {
 	return a.slice(&r.parts[Vertices]), a.slice(&r.parts[Indices]), nil
 }
 
+// Streams appends to dst where each of the mesh's vertex streams is now:
+// one Slice per stream of its layout (Layout.More), all of one range, so
+// one base vertex draws them all; an interleaved mesh has one, Slices'
+// vertex Slice, and a mesh without vertices none. Errors and lifetime as
+// Slices'. O(streams); it allocates only when dst lacks room.
+func (a *Allocator) Streams(h Handle, dst []Slice) ([]Slice, error) {
+	r, err := a.record(h)
+	if err != nil {
+		return dst, err
+	}
+	if !r.resident {
+		return dst, fmt.Errorf("%w: %v", ErrNotResident, h)
+	}
+	p := &r.parts[Vertices]
+	if p.elems == 0 {
+		return dst, nil
+	}
+	s := a.slice(p)
+	dst = append(dst, s)
+	for i := 1; i < p.layout.Streams(); i++ {
+		if p.slab != nil {
+			s.Buffer = p.slab.ar.PlaneBuffer(i)
+		} else {
+			s.Buffer = p.ownMore[i-1]
+		}
+		dst = append(dst, s)
+	}
+	return dst, nil
+}
+
 func (a *Allocator) slice(p *part) Slice {
 	switch {
 	case p.slab != nil:
@@ -435,6 +553,9 @@ func (a *Allocator) Release() {
 		for k := range a.recs[i].parts {
 			if p := &a.recs[i].parts[k]; p.own != nil {
 				p.own.Release()
+				for _, b := range p.ownMore {
+					b.Release()
+				}
 			}
 		}
 	}

@@ -1,6 +1,10 @@
 package mesh
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/device"
+)
 
 // check verifies the allocator's bookkeeping against its slabs: every
 // placed array's range carries its record's owner tag, and is of its
@@ -40,7 +44,7 @@ func (a *Allocator) check() error {
 	for i := range a.recs {
 		r := &a.recs[i]
 		if !r.live {
-			if r.parts != [2]part{} {
+			if r.parts[0].placed() || r.parts[1].placed() || r.parts[0].elems+r.parts[1].elems > 0 {
 				return fmt.Errorf("dead record %d holds arrays", i)
 			}
 			continue
@@ -76,11 +80,16 @@ func (a *Allocator) check() error {
 				}
 				owned[p.slab]++
 			case p.own != nil:
-				if p.own.Size() != a.bytes(p) {
-					return fmt.Errorf("mesh %d: own buffer of %d bytes, want %d", i, p.own.Size(), a.bytes(p))
+				if len(p.ownMore) != p.layout.Streams()-1 {
+					return fmt.Errorf("mesh %d: %d own buffers for %d streams", i, 1+len(p.ownMore), p.layout.Streams())
+				}
+				for s, b := range append([]device.Buffer{p.own}, p.ownMore...) {
+					if b.Size() != a.streamBytes(p, s) {
+						return fmt.Errorf("mesh %d: stream %d's own buffer of %d bytes, want %d", i, s, b.Size(), a.streamBytes(p, s))
+					}
+					ownBytes += b.Size()
 				}
 				own++
-				ownBytes += p.own.Size()
 			}
 		}
 	}

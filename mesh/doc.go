@@ -12,6 +12,14 @@
 // [StartElem, EndElem) in vertices or indices, to draw with base vertex (or
 // first index) StartElem.
 //
+// A mesh whose attributes live in separate arrays (positions, normals,
+// texture coordinates, each of its own stride: Mesh.Streams) is placed
+// in slabs of one buffer per stream, allocated in lockstep (arena
+// planes): its vertices start at one element in every stream, so one
+// base vertex draws them all, binding Streams' buffers to the vertex
+// buffer slots. Each stream takes its own bytes only, as in a buffer of
+// its own, up to a slot's padding.
+//
 // The frame loop:
 //
 //	h, _ := a.Add(m)        // staged: nothing placed, not resident

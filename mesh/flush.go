@@ -57,7 +57,7 @@ func (a *Allocator) Flush() error {
 	for _, h := range a.pending[:a.taken] {
 		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
 			r.pending, r.resident = false, true
-			r.data = [2][]byte{}
+			r.data, r.more = [2][]byte{}, nil
 		}
 	}
 	// The meshes left for the next Flush (Options.MaxFlushBytes), in
@@ -130,8 +130,18 @@ func (a *Allocator) flush() error {
 	// The rest: rewrites in place, and arrays in buffers of their own.
 	for _, pc := range a.rewrites {
 		r := &a.recs[pc.idx]
-		if err := a.upload(&r.parts[pc.kind], r.data[pc.kind]); err != nil {
+		p := &r.parts[pc.kind]
+		if err := a.upload(p, 0, r.data[pc.kind]); err != nil {
 			return err
+		}
+		for i := 1; i < p.layout.Streams(); i++ {
+			var d []byte
+			if i <= len(r.more) {
+				d = r.more[i-1]
+			}
+			if err := a.upload(p, i, d); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -156,7 +166,7 @@ type group struct {
 func (a *Allocator) resetGroups() {
 	for i := range a.ngroups {
 		g := &a.groups[i]
-		if l := g.layout; l.ElemBytes < groupDirect {
+		if l := g.layout; l.ElemBytes < groupDirect && l.More[0] == 0 {
 			a.groupAt[l.Kind][l.ElemBytes] = 0
 		}
 		clear(g.pieces) // no record index kept alive past its Flush
@@ -172,7 +182,7 @@ func (a *Allocator) resetGroups() {
 // layouts, a map lookup for vertices of groupDirect bytes or more.
 func (a *Allocator) groupOf(l Layout) int {
 	var at *uint32
-	if l.ElemBytes < groupDirect {
+	if l.ElemBytes < groupDirect && l.More[0] == 0 {
 		at = &a.groupAt[l.Kind&1][l.ElemBytes]
 		if *at != 0 {
 			return int(*at - 1)
@@ -215,19 +225,30 @@ func maxHeld(o arena.Options) uint32 {
 	return lo
 }
 
-// placeOwn creates p's buffer of its own.
+// placeOwn creates p's buffers of their own, one per stream.
 func (a *Allocator) placeOwn(p *part, pc piece) error {
-	buf, err := a.dev.CreateBuffer(device.BufferDesc{
-		Label: a.set.label("mesh " + p.layout.String()),
-		Size:  a.bytes(p),
-		Usage: p.layout.usage() | device.CopySrc | device.CopyDst | a.set.Usage,
-	})
-	if err != nil {
-		return fmt.Errorf("mesh: buffer of its own for %d %v: %w", p.elems, p.layout, err)
+	n := p.layout.Streams()
+	bufs := make([]device.Buffer, n)
+	for i := range bufs {
+		buf, err := a.dev.CreateBuffer(device.BufferDesc{
+			Label: a.set.label("mesh " + p.layout.String()),
+			Size:  a.streamBytes(p, i),
+			Usage: p.layout.usage() | device.CopySrc | device.CopyDst | a.set.Usage,
+		})
+		if err != nil {
+			for _, b := range bufs[:i] {
+				b.Release()
+			}
+			return fmt.Errorf("mesh: buffer of its own for %d %v: %w", p.elems, p.layout, err)
+		}
+		bufs[i] = buf
+		a.ownBytes += buf.Size()
 	}
-	p.own = buf
+	p.own = bufs[0]
+	if n > 1 {
+		p.ownMore = bufs[1:]
+	}
 	a.own++
-	a.ownBytes += buf.Size()
 	a.placed = append(a.placed, pc)     // to give back if the Flush fails
 	a.rewrites = append(a.rewrites, pc) // uploaded with the rewrites
 	return nil
@@ -267,7 +288,12 @@ func (a *Allocator) placeGroup(g *group) error {
 func (a *Allocator) requests(pieces []piece) []arena.Request {
 	reqs := a.reqs[:0]
 	for _, pc := range pieces {
-		reqs = append(reqs, arena.Request{Owner: owner(pc.idx, pc.kind), Elems: pc.slots, Data: a.recs[pc.idx].data[pc.kind]})
+		r := &a.recs[pc.idx]
+		req := arena.Request{Owner: owner(pc.idx, pc.kind), Elems: pc.slots, Data: r.data[pc.kind]}
+		if pc.kind == Vertices {
+			req.Planes = r.more
+		}
+		reqs = append(reqs, req)
 	}
 	a.reqs = reqs
 	return reqs
@@ -311,31 +337,35 @@ func (a *Allocator) newSlab(l Layout, reqs []arena.Request) (*slab, error) {
 	return s, nil
 }
 
-// upload writes data, p's array, to p's place: its bytes, then zeros to
-// the end of its last slot, so the padding never keeps what an earlier
-// array left there. It allocates only to grow the padding scratch.
-func (a *Allocator) upload(p *part, data []byte) error {
+// upload writes data, p's stream s array, to p's place: its bytes, then
+// zeros to the end of its last slot, so the padding never keeps what an
+// earlier array left there. It allocates only to grow the padding scratch.
+func (a *Allocator) upload(p *part, s int, data []byte) error {
 	if p.slab != nil {
-		if err := p.slab.ar.Rewrite(p.h, data, a.up); err != nil {
+		if err := p.slab.ar.RewritePlane(p.h, s, data, a.up); err != nil {
 			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 		}
 		a.stats.BytesUploaded += uint64(len(data))
 		return nil
 	}
+	own := p.own
+	if s > 0 {
+		own = p.ownMore[s-1]
+	}
 	n := len(data) &^ 3
 	if n > 0 {
-		if err := a.put(p.own, 0, data[:n]); err != nil {
+		if err := a.put(own, 0, data[:n]); err != nil {
 			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 		}
 	}
-	if rest := int(a.bytes(p)) - n; rest > 0 {
+	if rest := int(a.streamBytes(p, s)) - n; rest > 0 {
 		if cap(a.pad) < rest {
 			a.pad = make([]byte, rest)
 		}
 		pad := a.pad[:rest]
 		clear(pad)
 		copy(pad, data[n:])
-		if err := a.put(p.own, uint64(n), pad); err != nil {
+		if err := a.put(own, uint64(n), pad); err != nil {
 			return fmt.Errorf("mesh: upload %v: %w", p.layout, err)
 		}
 	}

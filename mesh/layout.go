@@ -3,6 +3,9 @@ package mesh
 import (
 	"fmt"
 	"math"
+	"strconv"
+
+	"github.com/gpumem/gpumem/arena"
 
 	"github.com/gpumem/gpumem/device"
 )
@@ -65,8 +68,62 @@ func (f IndexFormat) String() string {
 // elements of its last slot are padding. Ranges are reported in elements:
 // slot s starts at element s*ElemsPerSlot.
 type Layout struct {
-	Kind      Kind
+	Kind Kind
+	// ElemBytes is the vertex stride (of the first stream), or the index
+	// width.
 	ElemBytes uint32
+	// More holds the strides of a vertex layout's further streams, in
+	// order, the rest 0: a mesh whose attributes live in separate arrays
+	// (Mesh.Streams). Each stream is a buffer of its own (a plane of the
+	// slab's arena), and a mesh's vertices start at one element in all of
+	// them, so one base vertex serves every stream. Slots are the fewest
+	// whole elements whose size is a multiple of 4 in every stream.
+	More [MaxStreams - 1]uint32
+}
+
+// MaxStreams bounds a vertex layout's streams: WebGPU binds at most 8
+// vertex buffers.
+const MaxStreams = arena.MaxPlanes
+
+// StreamsLayout returns the vertex layout of separate streams of the
+// given strides, in order; one stride is VertexLayout's. The strides are
+// at most MaxStreams, none 0 (a Mesh's checks say so; here the extra are
+// dropped).
+func StreamsLayout(strides ...uint32) Layout {
+	l := Layout{Kind: Vertices}
+	if len(strides) > 0 {
+		l.ElemBytes = strides[0]
+		copy(l.More[:], strides[1:])
+	}
+	return l
+}
+
+// Streams returns the number of vertex streams: 1 for an index layout
+// and an interleaved vertex layout.
+func (l Layout) Streams() int {
+	n := 1
+	for n <= len(l.More) && l.More[n-1] != 0 {
+		n++
+	}
+	return n
+}
+
+// Stride returns stream i's element size: ElemBytes for 0.
+func (l Layout) Stride(i int) uint32 {
+	if i == 0 {
+		return l.ElemBytes
+	}
+	return l.More[i-1]
+}
+
+// StreamSlotBytes returns the bytes of one slot in stream i (SlotBytes
+// for 0), 0 when that passes 2^32.
+func (l Layout) StreamSlotBytes(i int) uint32 {
+	b := uint64(l.Stride(i)) * uint64(l.ElemsPerSlot())
+	if b > math.MaxUint32 {
+		return 0
+	}
+	return uint32(b)
 }
 
 // VertexLayout returns the layout of vertices of stride bytes.
@@ -82,13 +139,7 @@ func (l Layout) ElemsPerSlot() uint32 { return 1 << l.slotShift() }
 // when it does not fit in 32 bits (ElemBytes above 2^30 and not a
 // multiple of 4): no slab can hold such a layout, and Add refuses it with
 // ErrInvalidMesh. O(1).
-func (l Layout) SlotBytes() uint32 {
-	b := uint64(l.ElemBytes) * uint64(l.ElemsPerSlot())
-	if b > math.MaxUint32 {
-		return 0
-	}
-	return uint32(b)
-}
+func (l Layout) SlotBytes() uint32 { return l.StreamSlotBytes(0) }
 
 // Slots returns how many slots elems elements take. O(1).
 func (l Layout) Slots(elems uint32) uint32 {
@@ -99,10 +150,23 @@ func (l Layout) Slots(elems uint32) uint32 {
 // slotShift returns log2 of ElemsPerSlot: 0, 1 or 2 (a shift, where a
 // division by ElemsPerSlot would cost a Flush a divide per array).
 func (l Layout) slotShift() uint {
+	sh := strideShift(l.ElemBytes)
+	for _, m := range l.More {
+		if m == 0 {
+			break
+		}
+		sh = max(sh, strideShift(m))
+	}
+	return sh
+}
+
+// strideShift is the slot shift of one stride: a slot of 1<<shift
+// elements makes a multiple of 4 bytes.
+func strideShift(stride uint32) uint {
 	switch {
-	case l.ElemBytes%device.CopyAlignment == 0:
+	case stride%device.CopyAlignment == 0:
 		return 0
-	case l.ElemBytes%2 == 0:
+	case stride%2 == 0:
 		return 1
 	}
 	return 2
@@ -112,7 +176,27 @@ func (l Layout) String() string {
 	if l.Kind == Indices {
 		return IndexFormat(l.ElemBytes).String() + " indices"
 	}
-	return fmt.Sprintf("%d-byte vertices", l.ElemBytes)
+	if l.More[0] == 0 {
+		return fmt.Sprintf("%d-byte vertices", l.ElemBytes)
+	}
+	s := strconv.FormatUint(uint64(l.ElemBytes), 10)
+	for i := 1; i < l.Streams(); i++ {
+		s += "+" + strconv.FormatUint(uint64(l.More[i-1]), 10)
+	}
+	return s + "-byte vertex streams"
+}
+
+// planes returns the arena plane element sizes of l's further streams.
+func (l Layout) planes() []uint32 {
+	n := l.Streams()
+	if n == 1 {
+		return nil
+	}
+	ps := make([]uint32, n-1)
+	for i := range ps {
+		ps[i] = l.StreamSlotBytes(i + 1)
+	}
+	return ps
 }
 
 // usage returns the buffer usage a slab or buffer of l needs beyond copies.

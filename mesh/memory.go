@@ -3,6 +3,7 @@ package mesh
 import (
 	"fmt"
 
+	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/memory"
 )
 
@@ -22,24 +23,31 @@ func (a *Allocator) Memory() []memory.Buffer {
 	}
 	bufs := make([]memory.Buffer, 0, len(a.slabs)+a.own)
 	for _, sl := range a.slabs {
-		sb := uint64(sl.layout.SlotBytes())
 		st := sl.ar.Stats()
-		b := memory.Buffer{Name: a.set.label(fmt.Sprintf("slab of %v #%d", sl.layout, sl.seq)), Kind: bufferKind(sl.layout.Kind, memory.VertexSlab, memory.IndexSlab),
-			ElemBytes: sl.layout.ElemBytes, CapacityBytes: uint64(st.CapacityElems) * sb,
-			Usage: sl.ar.Buffer().Desc().Usage, Stats: st.History(),
-			Regions: make([]memory.Region, 0, 2*st.Allocations+1)}
-		for r := range sl.ar.Regions() {
-			reg := memory.Region{Offset: uint64(r.Offset) * sb, Size: uint64(r.Size) * sb, State: memory.StateFree}
-			if r.Used() {
-				idx, k := ownerOf(r.Owner)
-				rec := &a.recs[idx]
-				reg.State, reg.Kind, reg.Name = memory.StateUsed, regionKind(k), Handle{idx, rec.gen}.String()
-				reg.Used = uint64(rec.parts[k].elems) * uint64(sl.layout.ElemBytes)
+		for plane := range sl.ar.Planes() {
+			sb := uint64(sl.layout.StreamSlotBytes(plane))
+			stride := sl.layout.Stride(plane)
+			name := fmt.Sprintf("slab of %v #%d", sl.layout, sl.seq)
+			if plane > 0 {
+				name += fmt.Sprintf(" stream %d", plane)
 			}
-			b.Regions = append(b.Regions, reg)
+			b := memory.Buffer{Name: a.set.label(name), Kind: bufferKind(sl.layout.Kind, memory.VertexSlab, memory.IndexSlab),
+				ElemBytes: stride, CapacityBytes: uint64(st.CapacityElems) * sb,
+				Usage: sl.ar.PlaneBuffer(plane).Desc().Usage, Stats: st.History(),
+				Regions: make([]memory.Region, 0, 2*st.Allocations+1)}
+			for r := range sl.ar.Regions() {
+				reg := memory.Region{Offset: uint64(r.Offset) * sb, Size: uint64(r.Size) * sb, State: memory.StateFree}
+				if r.Used() {
+					idx, k := ownerOf(r.Owner)
+					rec := &a.recs[idx]
+					reg.State, reg.Kind, reg.Name = memory.StateUsed, regionKind(k), Handle{idx, rec.gen}.String()
+					reg.Used = uint64(rec.parts[k].elems) * uint64(stride)
+				}
+				b.Regions = append(b.Regions, reg)
+			}
+			b.Measure()
+			bufs = append(bufs, b)
 		}
-		b.Measure()
-		bufs = append(bufs, b)
 	}
 	for idx := range a.recs {
 		rec := &a.recs[idx]
@@ -52,14 +60,21 @@ func (a *Allocator) Memory() []memory.Buffer {
 				continue
 			}
 			h := Handle{uint32(idx), rec.gen}
-			used := uint64(p.elems) * uint64(p.layout.ElemBytes)
-			b, err := memory.NewBuffer(a.set.label(fmt.Sprintf("%v of %v", p.layout, h)), bufferKind(p.layout.Kind, memory.VertexBuffer, memory.IndexBuffer), p.own.Size(),
-				[]memory.Region{{Size: min((used+3)&^3, p.own.Size()), Used: used, Kind: regionKind(Kind(k)), Name: h.String()}})
-			if err != nil {
-				continue // an array larger than its own buffer: check reports it
+			for s, own := range append([]device.Buffer{p.own}, p.ownMore...) {
+				stride := p.layout.Stride(s)
+				used := uint64(p.elems) * uint64(stride)
+				name := fmt.Sprintf("%v of %v", p.layout, h)
+				if s > 0 {
+					name += fmt.Sprintf(" stream %d", s)
+				}
+				b, err := memory.NewBuffer(a.set.label(name), bufferKind(p.layout.Kind, memory.VertexBuffer, memory.IndexBuffer), own.Size(),
+					[]memory.Region{{Size: min((used+3)&^3, own.Size()), Used: used, Kind: regionKind(Kind(k)), Name: h.String()}})
+				if err != nil {
+					continue // an array larger than its own buffer: check reports it
+				}
+				b.ElemBytes, b.Usage = stride, own.Desc().Usage
+				bufs = append(bufs, b)
 			}
-			b.ElemBytes, b.Usage = p.layout.ElemBytes, p.own.Desc().Usage
-			bufs = append(bufs, b)
 		}
 	}
 	return bufs

@@ -154,8 +154,11 @@ type slabShape struct {
 // EndElem fit their 32 bits (a slab of 2-byte indices above 8 GiB would
 // not). l has a SlotBytes (parse checked it).
 func (s *Options) shape(l Layout) slabShape {
-	sb := uint64(l.SlotBytes())
-	maxSlots := min(s.MaxSlabBytes/sb, arenaMaxElems, math.MaxUint32/uint64(l.ElemsPerSlot()))
+	sb, big := uint64(l.SlotBytes()), uint64(0)
+	for i := range l.Streams() {
+		big = max(big, uint64(l.StreamSlotBytes(i)))
+	}
+	maxSlots := min(s.MaxSlabBytes/big, arenaMaxElems, math.MaxUint32/uint64(l.ElemsPerSlot()))
 	minSlots := min(max((s.MinSlabBytes+sb-1)/sb, 1), maxSlots)
 	return slabShape{minSlots: uint32(minSlots), maxSlots: uint32(maxSlots)}
 }
@@ -186,6 +189,7 @@ func (s *Options) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move
 		ShrinkAfter:  s.ShrinkAfter,
 		MinElems:     min(sh.minSlots, capacity),
 		OnMove:       onMove,
+		Planes:       l.planes(),
 	}
 }
 

@@ -45,7 +45,10 @@ func (a *Allocator) Stats() Stats {
 	s.Slabs, s.OwnBuffers, s.OwnBytes = len(a.slabs), a.own, a.ownBytes
 	for _, sl := range a.slabs {
 		st := sl.ar.Stats()
-		sb := uint64(sl.layout.SlotBytes())
+		var sb uint64 // every stream's
+		for i := range sl.layout.Streams() {
+			sb += uint64(sl.layout.StreamSlotBytes(i))
+		}
 		s.SlabBytes += uint64(st.CapacityElems) * sb
 		s.UsedBytes += st.OccupiedElems * sb
 		s.add(st)
@@ -68,6 +71,8 @@ func (a *Allocator) retire(s *slab) {
 	a.stats.add(s.ar.Stats())
 	a.stats.SlabsReleased++
 	a.forward(s)
-	a.changes.Released(s.ar.Buffer(), nil)
+	for i := range s.ar.Planes() {
+		a.changes.Released(s.ar.PlaneBuffer(i), nil)
+	}
 	s.ar.Release()
 }
