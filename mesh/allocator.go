@@ -82,6 +82,9 @@ type record struct {
 	resident bool // both parts placed and uploaded at least once
 	pending  bool // data staged for the next Flush
 	parts    [2]part
+	// prev keeps the placed arrays a Modify to new sizes replaced, drawn
+	// (Slices) until the Flush that places the new ones.
+	prev     [2]part
 	data     [2][]byte // staged arrays, by Kind
 	more     [][]byte  // the further vertex streams' staged arrays
 }
@@ -368,12 +371,14 @@ func (a *Allocator) record(h Handle) (*record, error) {
 
 // Modify stages new data for the mesh h names. An array whose layout and
 // element count are unchanged keeps its range and is rewritten in place at
-// the next Flush: the mesh stays resident, its slices unchanged, and draws
-// before that Flush see the old data. An array whose size or layout
-// changed gives its range back now and gets a new one at the next Flush
-// (the next that takes the mesh: Options.MaxFlushBytes);
-// the mesh is not resident until then. Errors: ErrInvalidHandle,
-// ErrInvalidMesh (the mesh is left as it was). O(1).
+// the next Flush: draws before that Flush see the old data. An array whose
+// size or layout changed gets a new range at the next Flush that takes the
+// mesh (Options.MaxFlushBytes); until then Slices keeps answering with the
+// old range, which keeps the old data, and the mesh stays resident. That
+// Flush reports the array as Moved (its new size in SizeBytes) and gives
+// the old range back. A mesh not resident yet has no old range to draw.
+// Errors: ErrInvalidHandle, ErrInvalidMesh (the mesh is left as it was).
+// O(1).
 func (a *Allocator) Modify(h Handle, m Mesh) error {
 	r, err := a.record(h)
 	if err != nil {
@@ -384,13 +389,16 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 		return err
 	}
 	for k := range r.parts {
-		old := &r.parts[k]
-		if old.layout == ps[k].layout && old.elems == ps[k].elems {
+		cur := &r.parts[k]
+		if cur.layout == ps[k].layout && cur.elems == ps[k].elems {
 			continue // same shape: keep the place, rewrite in place
 		}
-		a.unplace(h.idx, old)
+		if r.resident && cur.placed() && !r.prev[k].placed() {
+			r.prev[k] = *cur // drawn until the new array is placed
+		} else {
+			a.unplace(h.idx, Kind(k), cur)
+		}
 		r.parts[k] = ps[k]
-		r.resident = false
 	}
 	r.data = [2][]byte{vertexData(m), m.Indices}
 	r.more = streamsOf(m)
@@ -398,19 +406,55 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 	return nil
 }
 
-// unplace gives p's range or buffer back. A slab left empty is released
-// at the next Flush.
-func (a *Allocator) unplace(idx uint32, p *part) {
+// swap gives back the arrays r drew while its new ones were staged (see
+// Modify), now that they are placed, and reports each as Moved to its new
+// place: coalesced with a move of the old range not yet taken, so From is
+// where the consumer last saw it.
+func (a *Allocator) swap(idx uint32, r *record) {
+	h := Handle{idx: idx, gen: r.gen}
+	for k := range r.prev {
+		old := &r.prev[k]
+		if !old.placed() {
+			continue
+		}
+		from := a.slice(old)
+		fromBytes := uint64(from.StartElem) * uint64(old.layout.ElemBytes)
+		a.giveBack(old)
+		r.prev[k] = part{}
+		to := a.slice(&r.parts[k])
+		p := &r.parts[k]
+		a.changes.Moved(owner(idx, Kind(k)), memory.Change{Owner: h.Owner(), Part: uint8(k), Old: from.Buffer, Buffer: to.Buffer,
+			FromBytes: fromBytes, ToBytes: uint64(to.StartElem) * uint64(p.layout.ElemBytes), SizeBytes: a.streamBytes(p, 0)})
+		a.stats.MeshesMoved++
+	}
+}
+
+// drawn returns the array of kind k that Slices answers with: the old one
+// while a new one is staged (Modify), else the current one.
+func (r *record) drawn(k Kind) *part {
+	if r.prev[k].placed() {
+		return &r.prev[k]
+	}
+	return &r.parts[k]
+}
+
+// unplace gives p, the k array of record idx, back (giveBack) and forgets
+// its pending move.
+func (a *Allocator) unplace(idx uint32, k Kind, p *part) {
+	if p.slab != nil {
+		a.changes.Forget(owner(idx, k))
+	}
+	a.giveBack(p)
+}
+
+// giveBack gives p's range or buffer back. A slab left empty is released at
+// the next Flush.
+func (a *Allocator) giveBack(p *part) {
 	switch {
 	case p.slab != nil:
 		if err := p.slab.ar.Free(p.h); err != nil {
 			invariant.Broken("mesh", "free of a placed range failed: %v", err)
 		}
-		k := Vertices
-		if p == &a.recs[idx].parts[Indices] {
-			k = Indices
-		}
-		a.changes.Forget(owner(idx, k))
 	case p.own != nil:
 		for _, b := range append([]device.Buffer{p.own}, p.ownMore...) {
 			a.ownBytes -= b.Size()
@@ -431,7 +475,8 @@ func (a *Allocator) Remove(h Handle) error {
 		return err
 	}
 	for k := range r.parts {
-		a.unplace(h.idx, &r.parts[k])
+		a.unplace(h.idx, Kind(k), &r.parts[k])
+		a.giveBack(&r.prev[k])
 	}
 	gen := r.gen + 1
 	if gen == 0 {
@@ -473,7 +518,7 @@ func (a *Allocator) Slices(h Handle) (vertex, index Slice, err error) {
 	if !r.resident {
 		return Slice{}, Slice{}, fmt.Errorf("%w: %v", ErrNotResident, h)
 	}
-	return a.slice(&r.parts[Vertices]), a.slice(&r.parts[Indices]), nil
+	return a.slice(r.drawn(Vertices)), a.slice(r.drawn(Indices)), nil
 }
 
 // Streams appends to dst where each of the mesh's vertex streams is now:
@@ -489,7 +534,7 @@ func (a *Allocator) Streams(h Handle, dst []Slice) ([]Slice, error) {
 	if !r.resident {
 		return dst, fmt.Errorf("%w: %v", ErrNotResident, h)
 	}
-	p := &r.parts[Vertices]
+	p := r.drawn(Vertices)
 	if p.elems == 0 {
 		return dst, nil
 	}
@@ -527,7 +572,8 @@ func (a *Allocator) slice(p *part) Slice {
 // mesh and array (every slab allocation is made with one: see claim).
 func (a *Allocator) onMove(s *slab, m arena.Move) {
 	idx, k := ownerOf(m.Owner)
-	if idx >= uint32(len(a.recs)) || k > Indices || a.recs[idx].parts[k].slab != s || a.recs[idx].parts[k].h != m.Handle {
+	held := func(p *part) bool { return p.slab == s && p.h == m.Handle }
+	if idx >= uint32(len(a.recs)) || k > Indices || !held(&a.recs[idx].parts[k]) && !held(&a.recs[idx].prev[k]) {
 		invariant.Broken("mesh", "a slab of %v moved a range no mesh holds (owner %#x)", s.layout, m.Owner)
 	}
 	r := &a.recs[idx]
@@ -551,10 +597,12 @@ func (a *Allocator) Release() {
 	}
 	for i := range a.recs {
 		for k := range a.recs[i].parts {
-			if p := &a.recs[i].parts[k]; p.own != nil {
-				p.own.Release()
-				for _, b := range p.ownMore {
-					b.Release()
+			for _, p := range []*part{&a.recs[i].parts[k], &a.recs[i].prev[k]} {
+				if p.own != nil {
+					p.own.Release()
+					for _, b := range p.ownMore {
+						b.Release()
+					}
 				}
 			}
 		}

@@ -41,8 +41,8 @@ func TestStagedUntilFlush(t *testing.T) {
 		md.verify(t)
 		md.flush(t)
 		md.verify(t)
-		// A resize is not resident until the next Flush; a same-size
-		// rewrite stays resident, with the old bytes until then.
+		// A resize and a same-size rewrite both stay resident, with the
+		// old bytes and ranges until the next Flush.
 		md.modify(t, h, fixedMesh(r, 12, 5, mesh.Uint16, 6))
 		md.verify(t)
 		md.flush(t)

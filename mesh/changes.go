@@ -4,12 +4,14 @@ import "github.com/gpumem/gpumem/memory"
 
 // Changes appends to dst what changed since the previous call, as
 // memory.Change states: a Moved per vertex or index array a sweep or a
-// compaction moved (Owner is the mesh's Handle, HandleOf reads it back;
-// Part its Kind; offsets and size in bytes of the slab), a Replaced per
-// slab buffer grown or shrunk, a Released per slab or buffer of its own
-// released (a removed or modified mesh's). A new or modified mesh is not
-// a change: Slices says where it is once Flush placed it. O(changes +
-// slabs); it allocates only when dst lacks room.
+// compaction moved, or a Flush re-placed after a Modify to new sizes (its
+// new data, SizeBytes its new size); Owner is the mesh's Handle (HandleOf
+// reads it back), Part its Kind, offsets and size in bytes of the first
+// stream's buffer. A Replaced per slab buffer grown or shrunk (one per
+// stream), a Released per slab or buffer of its own released (a removed
+// or modified mesh's). A new mesh is not a change: Slices says where it
+// is once Flush placed it. O(changes + slabs); it allocates only when dst
+// lacks room.
 func (a *Allocator) Changes(dst []memory.Change) []memory.Change {
 	for _, s := range a.slabs {
 		a.forward(s)

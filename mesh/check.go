@@ -44,7 +44,7 @@ func (a *Allocator) check() error {
 	for i := range a.recs {
 		r := &a.recs[i]
 		if !r.live {
-			if r.parts[0].placed() || r.parts[1].placed() || r.parts[0].elems+r.parts[1].elems > 0 {
+			if r.parts[0].placed() || r.parts[1].placed() || r.prev[0].placed() || r.prev[1].placed() || r.parts[0].elems+r.parts[1].elems > 0 {
 				return fmt.Errorf("dead record %d holds arrays", i)
 			}
 			continue
@@ -53,12 +53,22 @@ func (a *Allocator) check() error {
 		if !r.pending && !r.resident {
 			return fmt.Errorf("mesh %d neither staged nor resident", i)
 		}
-		for k := range r.parts {
-			p := &r.parts[k]
+		for k := range 2 * len(r.parts) {
+			p := &r.parts[k%2]
+			if k >= 2 {
+				p = &r.prev[k%2]
+				if !p.placed() {
+					continue
+				}
+				if !r.resident || !r.pending {
+					return fmt.Errorf("mesh %d: an old %v array kept, resident %v, staged %v", i, Kind(k%2), r.resident, r.pending)
+				}
+			}
+			k %= 2
 			if p.elems == 0 && p.placed() {
 				return fmt.Errorf("mesh %d: empty %v array placed", i, Kind(k))
 			}
-			if r.resident && p.elems > 0 && !p.placed() {
+			if r.resident && p.elems > 0 && !p.placed() && !r.pending { // a staged one draws the old
 				return fmt.Errorf("mesh %d resident, its %v array not placed", i, Kind(k))
 			}
 			if p.elems > 0 && p.layout.Kind != Kind(k) {

@@ -46,17 +46,17 @@
 // # Invariants
 //
 //   - A resident mesh's arrays are, byte for byte, where Slices says: as
-//     given to the last Add or Modify before the last successful Flush,
+//     given to the last Add or Modify taken by a successful Flush,
 //     whatever growth, sweep or compaction happened since. The padding of
 //     a range's last slot is zeros.
 //   - Ranges of live meshes never overlap; a slab holds arrays of one
 //     layout only; a mesh with an empty array has no range for it (the
 //     zero Slice).
 //   - A mesh is resident from the Flush that takes it after its Add until
-//     Remove, except after a Modify that changed an array's size or
-//     layout, until the Flush that takes it again. A Modify of the same
-//     sizes keeps its ranges and stays resident (draws see the old data
-//     until that Flush). Every Flush takes every staged mesh, unless
+//     Remove. A Modify keeps it resident and drawn as it was until the
+//     Flush that takes it: the same sizes are rewritten in place then; new
+//     sizes keep the old ranges until then, and that Flush reports the new
+//     ones (Moved) and gives the old back. Every Flush takes every staged mesh, unless
 //     Options.MaxFlushBytes bounds it: then it takes them in staging
 //     order while under the bound, at least one, and leaves the rest.
 //   - A failed Flush places nothing, leaves staged meshes staged and

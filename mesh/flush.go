@@ -56,6 +56,7 @@ func (a *Allocator) Flush() error {
 	}
 	for _, h := range a.pending[:a.taken] {
 		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
+			a.swap(h.idx, r)
 			r.pending, r.resident = false, true
 			r.data, r.more = [2][]byte{}, nil
 		}
@@ -457,7 +458,7 @@ func sortKeys(keys, buf []uint64) {
 // rollback gives back every place the failed Flush made.
 func (a *Allocator) rollback() {
 	for _, pc := range a.placed {
-		a.unplace(pc.idx, &a.recs[pc.idx].parts[pc.kind])
+		a.unplace(pc.idx, pc.kind, &a.recs[pc.idx].parts[pc.kind])
 	}
 	a.placed = a.placed[:0]
 	a.releaseEmpty()

@@ -41,7 +41,13 @@ func (a *Allocator) Memory() []memory.Buffer {
 					idx, k := ownerOf(r.Owner)
 					rec := &a.recs[idx]
 					reg.State, reg.Kind, reg.Name = memory.StateUsed, regionKind(k), Handle{idx, rec.gen}.String()
-					reg.Used = uint64(rec.parts[k].elems) * uint64(stride)
+					p := &rec.parts[k]
+					if q := &rec.prev[k]; q.slab == sl {
+						if off, err := sl.ar.Offset(q.h); err == nil && off == r.Offset {
+							p = q // an old array, drawn until its new one is placed
+						}
+					}
+					reg.Used = uint64(p.elems) * uint64(stride)
 				}
 				b.Regions = append(b.Regions, reg)
 			}

@@ -124,6 +124,11 @@ func TestStreams(t *testing.T) {
 					if err := a.Modify(h, m); err != nil {
 						t.Fatal(err)
 					}
+					// Until the Flush, the mesh draws its old data.
+					if !a.Resident(h) {
+						t.Fatalf("step %d: a modified mesh is not resident", step)
+					}
+					checkStreams(t, dev, a, meshes, step)
 					meshes[h] = m
 					break
 				}
