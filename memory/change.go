@@ -15,7 +15,10 @@ const (
 	// Moved: one allocation of Owner (its Part) moved: its bytes were at
 	// FromBytes in Old and are at ToBytes in Buffer, SizeBytes of them
 	// (a texture: from layer FromLayer of OldTexture to ToLayer of
-	// Texture). Sweeps and compactions move allocations.
+	// Texture). Sweeps and compactions move allocations. A manager that
+	// re-places an allocation with new contents of a new size (a mesh
+	// modified to new sizes) reports it as Moved too, SizeBytes the new
+	// size: read its place again from the manager.
 	Moved ChangeKind = iota + 1
 	// Replaced: the buffer Old (or texture array OldTexture) was replaced
 	// by Buffer (Texture), offsets and layers kept: growth, a shrink, a

@@ -84,9 +84,9 @@ type record struct {
 	parts    [2]part
 	// prev keeps the placed arrays a Modify to new sizes replaced, drawn
 	// (Slices) until the Flush that places the new ones.
-	prev     [2]part
-	data     [2][]byte // staged arrays, by Kind
-	more     [][]byte  // the further vertex streams' staged arrays
+	prev [2]part
+	data [2][]byte // staged arrays, by Kind
+	more [][]byte  // the further vertex streams' staged arrays
 }
 
 // slab is one shared buffer of one layout: an arena in slots. Each of its
