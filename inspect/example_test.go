@@ -132,10 +132,10 @@ func ExampleSnapshot() {
 	// Output:
 	// meshes: slab of 12-byte vertices #1 (vertex slab): 2 allocations, 72 of 1048584 bytes
 	//   vertex triangle at 0, 36 bytes
-	//   vertex handle 1.1 at 36, 36 bytes
+	//   vertex handle 2.0 at 36, 36 bytes
 	// meshes: slab of uint16 indices #2 (index slab): 2 allocations, 12 of 1048576 bytes
 	//   index triangle at 0, 6 bytes
-	//   index handle 1.1 at 8, 6 bytes
+	//   index handle 2.0 at 8, 6 bytes
 	// constants (ring buffer): 1 allocations, 256 of 65536 bytes
 	//   ring open frame at 0, 256 bytes
 }

@@ -2,9 +2,11 @@ package mesh
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/handle"
 	"github.com/gpumem/gpumem/internal/invariant"
 	"github.com/gpumem/gpumem/memory"
 )
@@ -42,8 +44,11 @@ type Stream struct {
 // comparable: use them as map keys. The zero Handle names nothing.
 type Handle struct {
 	idx uint32 // index into Allocator.recs
-	gen uint32 // record generation; 0 never names a live record
+	gen uint32 // the index's generation (package handle's); index 0 is never issued
 }
+
+// id returns h as package handle's Handle.
+func (h Handle) id() handle.Handle { return handle.Pack(h.idx, h.gen) }
 
 // String returns the handle as "handle index.generation".
 func (h Handle) String() string { return fmt.Sprintf("handle %d.%d", h.idx, h.gen) }
@@ -118,9 +123,10 @@ type Allocator struct {
 	// maxBuffer is the device's Limits().MaxBufferSize, read once: a
 	// device's limits never change.
 	maxBuffer uint64
-	recs      []record
-	free      []uint32 // dead record indices, reused LIFO
-	live      int
+	recs      []record // by handle index
+	// ids issues the handles, here and to Loaders (loader.go).
+	ids  *handle.Owner
+	live int
 	pending   []Handle
 	// taken is how many entries of pending the Flush in progress takes
 	// (all but under Options.MaxFlushBytes); set by flush.
@@ -176,6 +182,7 @@ func New(dev device.Device, s Options) (*Allocator, error) {
 		set:       set,
 		maxBuffer: dev.Limits().MaxBufferSize,
 		byLayout:  map[Layout][]*slab{},
+		ids:       handle.New(),
 	}, nil
 }
 
@@ -327,27 +334,25 @@ func (a *Allocator) Add(m Mesh) (Handle, error) {
 	if err != nil {
 		return Handle{}, err
 	}
-	var idx uint32
-	if n := len(a.free); n > 0 {
-		idx = a.free[n-1]
-		a.free = a.free[:n-1]
-	} else {
-		idx = uint32(len(a.recs))
-		a.recs = append(a.recs, record{})
+	id, err := a.ids.Allocate()
+	if err != nil {
+		return Handle{}, fmt.Errorf("mesh: add: %w", err)
 	}
-	r := &a.recs[idx]
-	r.gen++
-	if r.gen == 0 {
-		r.gen = 1
+	h := Handle{idx: id.Index(), gen: id.Generation()}
+	a.take(h, ps, m)
+	return h, nil
+}
+
+// take makes h, a handle just issued, a live mesh of parts ps and m's
+// data, staged.
+func (a *Allocator) take(h Handle, ps [2]part, m Mesh) {
+	if n := int(h.idx) + 1; n > len(a.recs) {
+		a.recs = slices.Grow(a.recs, n-len(a.recs))[:n]
 	}
-	r.live, r.resident = true, false
-	r.parts = ps
-	r.data = [2][]byte{vertexData(m), m.Indices}
-	r.more = streamsOf(m)
-	h := Handle{idx: idx, gen: r.gen}
+	r := &a.recs[h.idx]
+	*r = record{gen: h.gen, live: true, parts: ps, data: [2][]byte{vertexData(m), m.Indices}, more: streamsOf(m)}
 	a.stage(r, h)
 	a.live++
-	return h, nil
 }
 
 // stage queues r for the next Flush.
@@ -363,7 +368,11 @@ func (a *Allocator) record(h Handle) (*record, error) {
 	if a.released {
 		return nil, errReleased
 	}
-	if h.gen == 0 || h.idx >= uint32(len(a.recs)) || a.recs[h.idx].gen != h.gen || !a.recs[h.idx].live {
+	if h.idx == 0 || h.idx >= uint32(len(a.recs)) || a.recs[h.idx].gen != h.gen || !a.recs[h.idx].live {
+		if h.idx != 0 && a.ids.Live(h.id()) {
+			// A Loader's, not taken by a Flush yet.
+			return nil, fmt.Errorf("%w: %v: a Loader's mesh the next Flush takes", ErrNotResident, h)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidHandle, h)
 	}
 	return &a.recs[h.idx], nil
@@ -478,12 +487,10 @@ func (a *Allocator) Remove(h Handle) error {
 		a.unplace(h.idx, Kind(k), &r.parts[k])
 		a.giveBack(&r.prev[k])
 	}
-	gen := r.gen + 1
-	if gen == 0 {
-		gen = 1
+	*r = record{} // a pending entry of h is skipped: no live record
+	if err := a.ids.Free(h.id()); err != nil {
+		invariant.Broken("mesh", "free of a live handle %v: %v", h, err)
 	}
-	*r = record{gen: gen} // a pending entry of h is skipped by its generation
-	a.free = append(a.free, h.idx)
 	a.live--
 	return nil
 }
@@ -592,6 +599,7 @@ func (a *Allocator) Release() {
 		return
 	}
 	a.released = true
+	a.ids.Release()
 	for _, s := range a.slabs {
 		s.ar.Release()
 	}

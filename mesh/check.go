@@ -15,12 +15,11 @@ func (a *Allocator) check() error {
 	if a.released {
 		return nil
 	}
-	dead := map[uint32]bool{}
-	for _, i := range a.free {
-		if dead[i] || a.recs[i].live {
-			return fmt.Errorf("free record %d listed twice or live", i)
+	for i := range a.recs {
+		// A handle live without a record is a Loader's, not taken yet.
+		if r := &a.recs[i]; r.live && !a.ids.Live(Handle{uint32(i), r.gen}.id()) {
+			return fmt.Errorf("record %d: live, its handle not", i)
 		}
-		dead[i] = true
 	}
 	inSlabs := map[*slab]bool{}
 	for _, s := range a.slabs {

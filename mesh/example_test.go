@@ -72,7 +72,7 @@ func Example() {
 	fmt.Printf("%d meshes in %d buffers, %d of %d slab bytes used\n", st.Meshes, st.Buffers(), st.UsedBytes, st.SlabBytes)
 
 	// Output:
-	// before Flush: mesh: not resident: handle 0.1
+	// before Flush: mesh: not resident: handle 1.0
 	// draw 3 indices from 0, base vertex 0
 	// draw 3 indices from 4, base vertex 3
 	// draw 3 indices from 8, base vertex 6
