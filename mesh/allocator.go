@@ -1,7 +1,9 @@
 package mesh
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpumem/gpumem/arena"
@@ -88,8 +90,8 @@ type record struct {
 	pending  bool // data staged for the next Flush
 	parts    [2]part
 	// prev keeps the placed arrays a Modify to new sizes replaced, drawn
-	// (Slices) until the Flush that places the new ones.
-	prev [2]part
+	// (Slices) until the Flush that places the new ones; nil when none.
+	prev *[2]part
 	data [2][]byte // staged arrays, by Kind
 	more [][]byte  // the further vertex streams' staged arrays
 }
@@ -116,7 +118,8 @@ func ownerOf(tag uint64) (idx uint32, k Kind) { return uint32(tag), Kind(tag >> 
 // Flush places and uploads them, Sweep compacts within a budget, and
 // Changes and Slices say where each mesh is now, for draw data.
 //
-// An Allocator is not safe for concurrent use.
+// An Allocator is not safe for concurrent use; see Loader for staging
+// meshes from other goroutines.
 type Allocator struct {
 	dev device.Device
 	set Options
@@ -127,6 +130,10 @@ type Allocator struct {
 	// ids issues the handles, here and to Loaders (loader.go).
 	ids  *handle.Owner
 	live int
+	// loaders are the Loaders made (loader.go); loaderOps is the scratch
+	// their queues swap with.
+	loaders   []*Loader
+	loaderOps []loaderOp
 	pending   []Handle
 	// taken is how many entries of pending the Flush in progress takes
 	// (all but under Options.MaxFlushBytes); set by flush.
@@ -250,7 +257,7 @@ func (a *Allocator) parseStreams(p *part, ss []Stream) error {
 	var elems uint64
 	for i, s := range ss {
 		n := uint64(len(s.Data))
-		if s.Stride == 0 || n%uint64(s.Stride) != 0 {
+		if s.Stride == 0 || n%uint64(s.Stride) != 0 || i > 0 && s.Stride > math.MaxUint16 {
 			return fmt.Errorf("%w: stream %d: %d bytes with stride %d", ErrInvalidMesh, i, n, s.Stride)
 		}
 		if e := n / uint64(s.Stride); i == 0 {
@@ -389,7 +396,7 @@ func (a *Allocator) record(h Handle) (*record, error) {
 // Errors: ErrInvalidHandle, ErrInvalidMesh (the mesh is left as it was).
 // O(1).
 func (a *Allocator) Modify(h Handle, m Mesh) error {
-	r, err := a.record(h)
+	r, err := a.known(h)
 	if err != nil {
 		return err
 	}
@@ -397,12 +404,32 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 	if err != nil {
 		return err
 	}
+	a.modify(r, h, ps, m)
+	return nil
+}
+
+// known is record for the owner's Modify and Remove: a Loader's mesh not
+// taken yet is taken first.
+func (a *Allocator) known(h Handle) (*record, error) {
+	r, err := a.record(h)
+	if errors.Is(err, ErrNotResident) {
+		a.takeLoaders()
+		r, err = a.record(h)
+	}
+	return r, err
+}
+
+// modify is Modify of r, h's record, to the checked parts ps of m.
+func (a *Allocator) modify(r *record, h Handle, ps [2]part, m Mesh) {
 	for k := range r.parts {
 		cur := &r.parts[k]
 		if cur.layout == ps[k].layout && cur.elems == ps[k].elems {
 			continue // same shape: keep the place, rewrite in place
 		}
-		if r.resident && cur.placed() && !r.prev[k].placed() {
+		if r.resident && cur.placed() && !r.old(Kind(k)).placed() {
+			if r.prev == nil {
+				r.prev = new([2]part)
+			}
 			r.prev[k] = *cur // drawn until the new array is placed
 		} else {
 			a.unplace(h.idx, Kind(k), cur)
@@ -412,7 +439,6 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 	r.data = [2][]byte{vertexData(m), m.Indices}
 	r.more = streamsOf(m)
 	a.stage(r, h)
-	return nil
 }
 
 // swap gives back the arrays r drew while its new ones were staged (see
@@ -421,6 +447,10 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 // where the consumer last saw it.
 func (a *Allocator) swap(idx uint32, r *record) {
 	h := Handle{idx: idx, gen: r.gen}
+	if r.prev == nil {
+		return
+	}
+	defer func() { r.prev = nil }()
 	for k := range r.prev {
 		old := &r.prev[k]
 		if !old.placed() {
@@ -441,11 +471,23 @@ func (a *Allocator) swap(idx uint32, r *record) {
 // drawn returns the array of kind k that Slices answers with: the old one
 // while a new one is staged (Modify), else the current one.
 func (r *record) drawn(k Kind) *part {
-	if r.prev[k].placed() {
-		return &r.prev[k]
+	if old := r.old(k); old.placed() {
+		return old
 	}
 	return &r.parts[k]
 }
+
+// old returns the old array of kind k that r draws until its new one is
+// placed: an unplaced part when none. Read only.
+func (r *record) old(k Kind) *part {
+	if r.prev == nil {
+		return &unplaced
+	}
+	return &r.prev[k]
+}
+
+// unplaced is the part of no array, for old to return.
+var unplaced part
 
 // unplace gives p, the k array of record idx, back (giveBack) and forgets
 // its pending move.
@@ -479,20 +521,27 @@ func (a *Allocator) giveBack(p *part) {
 // recorded keep reading the old bytes until their work is done; the ranges
 // may be reused by the next Flush. Errors: ErrInvalidHandle. O(1).
 func (a *Allocator) Remove(h Handle) error {
-	r, err := a.record(h)
+	r, err := a.known(h)
 	if err != nil {
 		return err
 	}
+	a.remove(r, h)
+	return nil
+}
+
+// remove is Remove of r, h's record.
+func (a *Allocator) remove(r *record, h Handle) {
 	for k := range r.parts {
 		a.unplace(h.idx, Kind(k), &r.parts[k])
-		a.giveBack(&r.prev[k])
+		if r.prev != nil {
+			a.giveBack(&r.prev[k])
+		}
 	}
 	*r = record{} // a pending entry of h is skipped: no live record
 	if err := a.ids.Free(h.id()); err != nil {
 		invariant.Broken("mesh", "free of a live handle %v: %v", h, err)
 	}
 	a.live--
-	return nil
 }
 
 // Resident reports whether h's data is uploaded: Slices would succeed.
@@ -580,7 +629,7 @@ func (a *Allocator) slice(p *part) Slice {
 func (a *Allocator) onMove(s *slab, m arena.Move) {
 	idx, k := ownerOf(m.Owner)
 	held := func(p *part) bool { return p.slab == s && p.h == m.Handle }
-	if idx >= uint32(len(a.recs)) || k > Indices || !held(&a.recs[idx].parts[k]) && !held(&a.recs[idx].prev[k]) {
+	if idx >= uint32(len(a.recs)) || k > Indices || !held(&a.recs[idx].parts[k]) && !held(a.recs[idx].old(k)) {
 		invariant.Broken("mesh", "a slab of %v moved a range no mesh holds (owner %#x)", s.layout, m.Owner)
 	}
 	r := &a.recs[idx]
@@ -605,7 +654,7 @@ func (a *Allocator) Release() {
 	}
 	for i := range a.recs {
 		for k := range a.recs[i].parts {
-			for _, p := range []*part{&a.recs[i].parts[k], &a.recs[i].prev[k]} {
+			for _, p := range []*part{&a.recs[i].parts[k], a.recs[i].old(Kind(k))} {
 				if p.own != nil {
 					p.own.Release()
 					for _, b := range p.ownMore {

@@ -43,7 +43,7 @@ func (a *Allocator) check() error {
 	for i := range a.recs {
 		r := &a.recs[i]
 		if !r.live {
-			if r.parts[0].placed() || r.parts[1].placed() || r.prev[0].placed() || r.prev[1].placed() || r.parts[0].elems+r.parts[1].elems > 0 {
+			if r.parts[0].placed() || r.parts[1].placed() || r.prev != nil || r.parts[0].elems+r.parts[1].elems > 0 {
 				return fmt.Errorf("dead record %d holds arrays", i)
 			}
 			continue
@@ -55,7 +55,7 @@ func (a *Allocator) check() error {
 		for k := range 2 * len(r.parts) {
 			p := &r.parts[k%2]
 			if k >= 2 {
-				p = &r.prev[k%2]
+				p = r.old(Kind(k % 2))
 				if !p.placed() {
 					continue
 				}

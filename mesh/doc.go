@@ -82,5 +82,7 @@
 // # Caveats
 //
 // A device error other than a refused buffer (a lost device) leaves the
-// contents unspecified. An Allocator is not safe for concurrent use.
+// contents unspecified. An Allocator is not safe for concurrent use: one
+// goroutine (the render loop's) owns it, and loading goroutines stage
+// meshes through Loaders, which its Flush takes.
 package mesh

@@ -50,6 +50,8 @@ func (a *Allocator) Flush() error {
 	if a.released {
 		return errReleased
 	}
+	a.takeLoaders()
+	defer a.ids.Flush() // removed handles, for the Loaders' reservations
 	if err := a.flush(); err != nil {
 		a.rollback()
 		return err

@@ -77,8 +77,9 @@ type Layout struct {
 	// (Mesh.Streams). Each stream is a buffer of its own (a plane of the
 	// slab's arena), and a mesh's vertices start at one element in all of
 	// them, so one base vertex serves every stream. Slots are the fewest
-	// whole elements whose size is a multiple of 4 in every stream.
-	More [MaxStreams - 1]uint32
+	// whole elements whose size is a multiple of 4 in every stream. Below
+	// 2^16 each (WebGPU's strides are at most 2048).
+	More [MaxStreams - 1]uint16
 }
 
 // MaxStreams bounds a vertex layout's streams: WebGPU binds at most 8
@@ -87,13 +88,15 @@ const MaxStreams = arena.MaxPlanes
 
 // StreamsLayout returns the vertex layout of separate streams of the
 // given strides, in order; one stride is VertexLayout's. The strides are
-// at most MaxStreams, none 0 (a Mesh's checks say so; here the extra are
-// dropped).
+// at most MaxStreams, none 0, those after the first below 2^16 (a Mesh's
+// checks say so; here the extra are dropped and the large cut).
 func StreamsLayout(strides ...uint32) Layout {
 	l := Layout{Kind: Vertices}
 	if len(strides) > 0 {
 		l.ElemBytes = strides[0]
-		copy(l.More[:], strides[1:])
+		for i, s := range strides[1:min(len(strides), MaxStreams)] {
+			l.More[i] = uint16(s)
+		}
 	}
 	return l
 }
@@ -113,7 +116,7 @@ func (l Layout) Stride(i int) uint32 {
 	if i == 0 {
 		return l.ElemBytes
 	}
-	return l.More[i-1]
+	return uint32(l.More[i-1])
 }
 
 // StreamSlotBytes returns the bytes of one slot in stream i (SlotBytes
@@ -155,7 +158,7 @@ func (l Layout) slotShift() uint {
 		if m == 0 {
 			break
 		}
-		sh = max(sh, strideShift(m))
+		sh = max(sh, strideShift(uint32(m)))
 	}
 	return sh
 }

@@ -42,7 +42,7 @@ func (a *Allocator) Memory() []memory.Buffer {
 					rec := &a.recs[idx]
 					reg.State, reg.Kind, reg.Name = memory.StateUsed, regionKind(k), Handle{idx, rec.gen}.String()
 					p := &rec.parts[k]
-					if q := &rec.prev[k]; q.slab == sl {
+					if q := rec.old(k); q.slab == sl {
 						if off, err := sl.ar.Offset(q.h); err == nil && off == r.Offset {
 							p = q // an old array, drawn until its new one is placed
 						}

@@ -24,6 +24,8 @@ type Stats struct {
 	Moves         uint64 // ranges moved by sweeps and compactions
 	BytesMoved    uint64 // bytes those moves moved
 	MeshesMoved   uint64 // ranges reported moved (Moves, of live meshes)
+	LoaderOps     uint64 // Loader calls Flush applied
+	LoaderDropped uint64 // of those, Modify and Remove of a mesh no longer live
 }
 
 // Buffers returns the device buffers the allocator holds: slabs and

@@ -95,9 +95,9 @@ func TestStreams(t *testing.T) {
 		owned := 0
 		for step := range 150 {
 			switch op := r.IntN(10); {
-			case op < 4:
+			case op < 4 || step == 0:
 				n := 1 + r.IntN(60)
-				if r.IntN(20) == 0 {
+				if r.IntN(20) == 0 || step == 0 {
 					n = 1200 // above the large threshold: buffers of its own
 				}
 				m := randomStreams(r, streamSets[r.IntN(len(streamSets))], n)

@@ -149,4 +149,14 @@
 //
 // A Device and its objects are not safe for concurrent use, as the device
 // package says; the caller serializes every call.
+//
+// Several Wraps of one wgpu.Device (several views, each with its own
+// managers) are several gpumem devices on one queue: each keeps its own
+// encoder, fences and released objects, and their work reaches the
+// queue in the order of their Submits. Each is used from one goroutine at
+// a time; two Wraps may be used from two goroutines at once only where
+// the binding's device and queue calls may (wgpu-native's are
+// thread-safe), and a buffer of one is never handed to another's calls.
+// Loading from other goroutines goes through the managers' loader types
+// (mesh.Loader, meshlet.Remote), not through the device.
 package webgpu
