@@ -140,5 +140,6 @@
 // in call order); a frame recorded after it reads the new ones, so a
 // renderer stops drawing with a handle before unregistering it.
 //
-// A Registry is not safe for concurrent use.
+// A Registry is not safe for concurrent use; loading goroutines stage
+// registrations through Loaders, which TakeLoaded carries out.
 package bindless

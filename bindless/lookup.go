@@ -160,6 +160,7 @@ func (r *Registry[K]) Release() {
 	r.buckets = map[bucketKey]*bucket{}
 	r.bySource = map[K]Handle{}
 	r.released = true
+	r.closed.Store(true)
 }
 
 // check verifies the layout invariants (see registry.go); tests run it

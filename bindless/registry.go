@@ -46,6 +46,7 @@ package bindless
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/memory"
@@ -203,6 +204,11 @@ type Registry[K comparable] struct {
 	// usedBytes is the bytes of the textures in use, each as a texture of
 	// its own (page.imageBytes), for Stats.
 	usedBytes uint64
+	// loaders are the Loaders made (loader.go), closed is released for
+	// them to read, and loadOps the scratch their queues swap with.
+	loaders []*Loader[K]
+	closed  atomic.Bool
+	loadOps []loadOp[K]
 }
 
 // New creates a registry on dev with its three default textures. It fails
