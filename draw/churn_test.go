@@ -42,12 +42,11 @@ func churn(t *testing.T, dev device.Device, cmds []byte) {
 	}
 	r := rand.New(rand.NewPCG(uint64(len(cmds)), 7))
 	type item struct {
-		h        mesh.Handle
-		stride   uint32
-		id       draw.ID // zero until tracked
-		format   mesh.IndexFormat
-		indexed  bool
-		modified bool // re-placed by Modify: Refresh after the next Flush
+		h       mesh.Handle
+		strides []uint32 // one per vertex stream
+		id      draw.ID  // zero until tracked
+		format  mesh.IndexFormat
+		indexed bool
 	}
 	var items []*item
 	var cs []memory.Change
@@ -72,7 +71,7 @@ func churn(t *testing.T, dev device.Device, cmds []byte) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			items = append(items, &item{h: h, stride: m.VertexStride, format: m.IndexFormat, indexed: len(m.Indices) > 0})
+			items = append(items, &item{h: h, strides: strides(m), format: m.IndexFormat, indexed: len(m.Indices) > 0})
 		case 1: // remove
 			i++
 			if k, it := pick(arg); it != nil {
@@ -96,12 +95,11 @@ func churn(t *testing.T, dev device.Device, cmds []byte) {
 			i++
 			if _, it := pick(arg); it != nil && meshes.Resident(it.h) {
 				v, ix, _ := meshes.Slices(it.h)
-				m := mesh.Mesh{VertexStride: it.stride}
-				m.Vertices = make([]byte, int(v.Len())*int(it.stride))
-				m.Indices, m.IndexFormat = make([]byte, int(ix.Len())*int(it.format)), it.format
-				if v.Buffer == nil {
-					m.Vertices = nil
+				m := mesh.Mesh{}
+				for _, s := range it.strides {
+					m.Streams = append(m.Streams, mesh.Stream{Stride: s, Data: make([]byte, int(v.Len())*int(s))})
 				}
+				m.Indices, m.IndexFormat = make([]byte, int(ix.Len())*int(it.format)), it.format
 				if err := meshes.Modify(it.h, m); err != nil {
 					t.Fatal(err)
 				}
@@ -112,11 +110,10 @@ func churn(t *testing.T, dev device.Device, cmds []byte) {
 				if _, it := pick(arg); it != nil && it.indexed {
 					m := randMesh(r, int(arg%40))
 					if len(m.Indices) > 0 && m.IndexFormat == it.format {
-						it.stride = m.VertexStride
+						it.strides = strides(m)
 						if err := meshes.Modify(it.h, m); err != nil {
 							t.Fatal(err)
 						}
-						it.modified = true
 					}
 				}
 			}
@@ -136,12 +133,9 @@ func churn(t *testing.T, dev device.Device, cmds []byte) {
 					if _, err := tab.Track(it.h, it.format); !errors.Is(err, draw.ErrTracked) {
 						t.Fatalf("second track: %v, want ErrTracked", err)
 					}
-				case it.modified:
-					if err := tab.Refresh(it.id); err != nil {
-						t.Fatal(err)
-					}
 				}
-				it.modified = false
+				// A re-placed mesh needs nothing here: the Flush reports
+				// it Moved, and Apply rewrites its record.
 			}
 		case 5: // sweep
 			i++
@@ -216,12 +210,33 @@ func checkList(t *testing.T, tab *draw.Table, list *draw.List, r *rand.Rand) {
 	}
 }
 
+// strides returns the vertex streams' strides of m.
+func strides(m mesh.Mesh) []uint32 {
+	if len(m.Streams) == 0 {
+		return []uint32{m.VertexStride}
+	}
+	var ss []uint32
+	for _, s := range m.Streams {
+		ss = append(ss, s.Stride)
+	}
+	return ss
+}
+
 // randMesh returns a mesh of n triangles' worth of data: a vertex stride
-// of 4 to 24 bytes, uint16 or uint32 indices, one mesh in eight without
-// indices.
+// of 4 to 24 bytes, or one mesh in four separate streams of 12, 12 and 8
+// bytes; uint16 or uint32 indices, one mesh in eight without indices.
 func randMesh(r *rand.Rand, n int) mesh.Mesh {
 	stride := uint32(4 * (1 + r.IntN(6)))
 	m := mesh.Mesh{VertexStride: stride, IndexFormat: mesh.Uint16}
+	if r.IntN(4) == 0 {
+		defer func() {
+			nv := len(m.Vertices) / int(stride)
+			m.VertexStride, m.Vertices = 0, nil
+			for _, s := range []int{12, 12, 8} {
+				m.Streams = append(m.Streams, mesh.Stream{Stride: uint32(s), Data: make([]byte, nv*s)})
+			}
+		}()
+	}
 	if r.IntN(2) == 0 {
 		m.IndexFormat = mesh.Uint32
 	}

@@ -19,7 +19,6 @@
 //
 //	_ = meshes.Flush()                  // place the frame's meshes
 //	id, _ := t.Track(h)                 // a mesh new since the last frame
-//	_ = t.Refresh(id)                   // a mesh Modify re-placed (new sizes)
 //	_ = t.Remove(id)                    // before or after meshes.Remove(h)
 //	cs = meshes.Changes(cs[:0])         // the renderer takes the changes once
 //	_ = t.Apply(cs)                     // ... and hands them on; records are written
@@ -43,9 +42,8 @@
 //     (growth, shrink) renames the buffer in the group; offsets survive
 //     growth, so no record changes.
 //   - A Moved change is what refreshes a record: Apply reads the mesh's
-//     Slices and brings the record there. The one thing no change reports
-//     is a Modify that re-placed a mesh (new sizes): call Refresh for it
-//     after the Flush that placed it.
+//     Slices and brings the record there, whether a sweep moved the mesh
+//     or a Flush re-placed it after a Modify to new sizes.
 //
 // How records reach the device: a record whose mesh is new, refreshed, or
 // moved to another group is written whole; a record whose mesh moved
@@ -58,7 +56,7 @@
 //
 // # Costs
 //
-// Track, Refresh, Remove, Record and List.Add are O(1) and do not allocate
+// Track, Remove, Record and List.Add are O(1) and do not allocate
 // but to grow their tables. Apply is O(changes + records written); it
 // records one patch and one write per run of adjacent records written.
 // Pack is O(draws + groups). Check is O(records) and waits for the device.

@@ -18,7 +18,7 @@ var (
 	// ErrTracked is returned by Track for a mesh the table tracks already.
 	ErrTracked = errors.New("draw: mesh tracked already")
 
-	// ErrNoIndices is returned by Track and Refresh for a mesh without an
+	// ErrNoIndices is returned by Track and Apply for a mesh without an
 	// index array: it has no DrawIndexed arguments.
 	ErrNoIndices = errors.New("draw: mesh has no indices")
 

@@ -30,12 +30,25 @@ type ID struct {
 func (id ID) Slot() uint32 { return id.slot }
 
 // Group is the buffers one run of draws binds: the vertex buffer (nil for
-// a mesh without vertices) and the index buffer with its format. Meshes
-// share a group when their arrays share buffers, which is what the mesh
+// a mesh without vertices; the first stream's of a mesh with separate
+// attribute arrays, the further streams' in More, bound to the next
+// vertex buffer slots) and the index buffer with its format. Meshes share
+// a group when their arrays share buffers, which is what the mesh
 // allocator's slabs are for.
 type Group struct {
 	Vertex, Index device.Buffer
+	More          [mesh.MaxStreams - 1]device.Buffer
 	Format        mesh.IndexFormat
+}
+
+// Streams returns the vertex buffers to bind, slot by slot: Vertex, then
+// More up to its first nil.
+func (g *Group) Streams() []device.Buffer {
+	n := 0
+	for n < len(g.More) && g.More[n] != nil {
+		n++
+	}
+	return append([]device.Buffer{g.Vertex}, g.More[:n]...)
 }
 
 // Table keeps the draw arguments of the meshes it tracks, in a device
@@ -65,6 +78,7 @@ type Table struct {
 	groups     []group
 	freeGroups []uint32
 	byGroup    map[Group]uint32
+	streams    []mesh.Slice // place's scratch
 
 	dirty   []uint32 // slots to write whole at the next Apply
 	patches []device.Patch
@@ -173,20 +187,6 @@ func (t *Table) Track(h mesh.Handle, f mesh.IndexFormat) (ID, error) {
 	return ID{slot: slot, gen: r.gen}, nil
 }
 
-// Refresh rereads the place of id's mesh, for a mesh that a Modify of new
-// sizes re-placed (no change reports that): call it after the Flush that
-// placed the mesh again. The format stays the one Track was given. Errors:
-// ErrInvalidID, ErrNoIndices, mesh.ErrNotResident. O(1).
-func (t *Table) Refresh(id ID) error {
-	if err := t.valid(id); err != nil {
-		return fmt.Errorf("draw: refresh: %w", err)
-	}
-	if err := t.refresh(id.slot, false); err != nil {
-		return fmt.Errorf("draw: refresh: %w", err)
-	}
-	return nil
-}
-
 // Remove stops tracking id's mesh; its slot may be reused by the next
 // Track. Draws already packed that name it must not be drawn. Errors:
 // ErrInvalidID. O(1).
@@ -243,7 +243,7 @@ func (t *Table) Buffer() device.Buffer { return t.buf }
 // writes of every record new or refreshed since the last Apply and one
 // patch for the meshes that moved within their group. Call it once a
 // frame, after the allocator's Flush, Sweep and Changes and the frame's
-// Track, Refresh and Remove calls, and before drawing.
+// Track and Remove calls, and before drawing.
 //
 // What each change does: Moved refreshes its mesh from Slices; Replaced
 // renames the buffer in every group that binds it; Released refreshes the
@@ -342,7 +342,14 @@ func (t *Table) place(h mesh.Handle, f mesh.IndexFormat) (Args, Group, error) {
 		return Args{}, Group{}, fmt.Errorf("mesh %v: %w", h, ErrNoIndices)
 	}
 	args := Args{IndexCount: i.Len(), InstanceCount: 1, FirstIndex: i.StartElem, BaseVertex: int32(v.StartElem)}
-	return args, Group{Vertex: v.Buffer, Index: i.Buffer, Format: f}, nil
+	g := Group{Vertex: v.Buffer, Index: i.Buffer, Format: f}
+	if t.streams, err = t.meshes.Streams(h, t.streams[:0]); err != nil {
+		return Args{}, Group{}, fmt.Errorf("mesh %v: %w", h, err)
+	}
+	for k := 1; k < len(t.streams); k++ {
+		g.More[k-1] = t.streams[k].Buffer
+	}
+	return args, g, nil
 }
 
 // join returns g's index, making the group if it has no members yet, and
@@ -384,7 +391,7 @@ func (t *Table) rename(old, now device.Buffer) {
 	}
 	for k := range t.groups {
 		g := &t.groups[k]
-		if g.members == 0 || (g.Vertex != old && g.Index != old) {
+		if g.members == 0 || (g.Vertex != old && g.Index != old && !slices.Contains(g.More[:], old)) {
 			continue
 		}
 		delete(t.byGroup, g.Group)
@@ -394,6 +401,11 @@ func (t *Table) rename(old, now device.Buffer) {
 		}
 		if key.Index == old {
 			key.Index = now
+		}
+		for s := range key.More {
+			if key.More[s] == old {
+				key.More[s] = now
+			}
 		}
 		j, ok := t.byGroup[key]
 		if !ok {

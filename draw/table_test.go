@@ -148,9 +148,6 @@ func TestErrors(t *testing.T) {
 		if err := tab.Remove(bad); !errors.Is(err, draw.ErrInvalidID) {
 			t.Errorf("remove of the zero id: %v", err)
 		}
-		if err := tab.Refresh(bad); !errors.Is(err, draw.ErrInvalidID) {
-			t.Errorf("refresh of the zero id: %v", err)
-		}
 	}
 	for range 2 {
 		if err := list.Add(id, 1, 0); err != nil {
@@ -163,9 +160,6 @@ func TestErrors(t *testing.T) {
 	// A mesh removed from the allocator but not the table is stale.
 	if err := meshes.Remove(staged); err != nil {
 		t.Fatal(err)
-	}
-	if err := tab.Refresh(id); !errors.Is(err, draw.ErrStale) {
-		t.Errorf("refresh of a removed mesh: %v", err)
 	}
 	if err := tab.Apply([]memory.Change{{Kind: memory.Overflowed}}); !errors.Is(err, draw.ErrStale) {
 		t.Errorf("apply over a removed mesh: %v", err)

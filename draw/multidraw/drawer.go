@@ -195,11 +195,13 @@ func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 	var vb, ib device.Buffer
 	for _, s := range d.spans {
 		if g := s.Group; g.Vertex != vb && g.Vertex != nil {
-			raw, err := d.dev.RawBuffer(g.Vertex)
-			if err != nil {
-				return calls, fmt.Errorf("multidraw: vertex buffer: %w", err)
+			for slot, b := range g.Streams() {
+				raw, err := d.dev.RawBuffer(b)
+				if err != nil {
+					return calls, fmt.Errorf("multidraw: vertex buffer: %w", err)
+				}
+				pass.SetVertexBuffer(uint32(slot), raw, 0, wgpu.WholeSize)
 			}
-			pass.SetVertexBuffer(0, raw, 0, wgpu.WholeSize)
 			vb = g.Vertex
 		}
 		if g := s.Group; g.Index != ib {
