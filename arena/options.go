@@ -79,8 +79,9 @@ type Options struct {
 	// in lockstep with the first: an allocation's elements start at the
 	// same element offset in every plane, and growth, moves and shrinks
 	// act on every plane alike. Vertex attributes in separate arrays that
-	// share one base vertex are planes. At most MaxPlanes-1 entries; not
-	// with GuardBytes.
+	// share one base vertex are planes. At most MaxPlanes-1 entries. Guard
+	// margins (GuardBytes) take elements in every plane and hold the
+	// pattern in the first only.
 	Planes []uint32
 	// OnMove, if set, is called for every allocation a sweep or a
 	// compaction moves, in the order the moves happen, once the bytes'
@@ -242,9 +243,6 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if len(o.Planes) > MaxPlanes-1 {
 		return o, fmt.Errorf("%w: %d planes, at most %d", ErrInvalidOptions, len(o.Planes)+1, MaxPlanes)
-	}
-	if len(o.Planes) > 0 && o.GuardBytes > 0 {
-		return o, fmt.Errorf("%w: GuardBytes with planes", ErrInvalidOptions)
 	}
 	for i, pe := range o.Planes {
 		if pe == 0 || pe%device.CopyAlignment != 0 {

@@ -458,8 +458,8 @@ func (a *Arena) reqSlot(o uint64) *slot {
 }
 
 // spanBytes returns the bytes a write of s into plane a.wPlane covers: its
-// elements, and with guards its margin (its whole span, bin rounding
-// included; an arena with planes has no guards).
+// elements, and in the first plane with guards its margin (its whole
+// span, bin rounding included).
 func (a *Arena) spanBytes(s *slot) uint64 {
 	if a.wPlane > 0 {
 		return uint64(s.elems) * uint64(a.opts.Planes[a.wPlane-1])
@@ -483,7 +483,7 @@ func planeData(r *Request, p int) []byte {
 func (a *Arena) gatherRun(dst []byte) {
 	es := uint64(a.opts.planeElemSize(a.wPlane))
 	pad := byte(0)
-	if a.opts.GuardBytes > 0 {
+	if a.opts.GuardBytes > 0 && a.wPlane == 0 {
 		pad = 0xFD // GuardPattern's every byte
 	}
 	base := uint64(a.reqSlot(a.wRun[0]).alloc.Offset) * es

@@ -61,8 +61,12 @@ func TestPlanes(t *testing.T) {
 				defer b.Release()
 				up = b
 			}
+			guard := uint32(0)
+			if useBelt {
+				guard = 16 // guards take elements in every plane
+			}
 			a, err := arena.New(dev, arena.Options{Label: "planes", ElemSize: 12, Planes: []uint32{4, 8},
-				InitialElems: 64, MinElems: 64, ShrinkBelow: 0.3, ShrinkAfter: 1})
+				InitialElems: 64, MinElems: 64, ShrinkBelow: 0.3, ShrinkAfter: 1, GuardBytes: guard})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,6 +142,9 @@ func TestPlanes(t *testing.T) {
 					}
 				}
 				m.check(t, "step")
+				if bad, err := a.CheckGuards(); err != nil || len(bad) != 0 {
+					t.Fatalf("step %d: guards %v broken (%v)", step, bad, err)
+				}
 			}
 			a.Release()
 		}
@@ -152,7 +159,6 @@ func TestPlanesRefused(t *testing.T) {
 		{ElemSize: 4, Planes: []uint32{6}},
 		{ElemSize: 4, Planes: []uint32{0}},
 		{ElemSize: 4, Planes: make([]uint32, arena.MaxPlanes)},
-		{ElemSize: 4, Planes: []uint32{4}, GuardBytes: 16},
 	} {
 		if _, err := arena.New(dev, o); !errors.Is(err, arena.ErrInvalidOptions) {
 			t.Errorf("%+v: got %v, want ErrInvalidOptions", o, err)

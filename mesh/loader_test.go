@@ -242,4 +242,3 @@ func ExampleLoader() {
 	// resident before the Flush: false
 	// resident after: true vertices 3
 }
-

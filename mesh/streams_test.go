@@ -84,86 +84,133 @@ func checkStreams(t *testing.T, dev device.Device, a *mesh.Allocator, meshes map
 // with one base vertex for all their streams, through growth, sweeps,
 // compaction, shrinking, modification and buffers of their own.
 func TestStreams(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	ops := make([]byte, 300)
+	for i := range ops {
+		ops[i] = byte(r.Uint32())
+	}
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		a, err := mesh.New(dev, mesh.Options{MinSlabBytes: 1 << 10, LargeThresholdBytes: 24 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Release()
-		r := rand.New(rand.NewPCG(9, 9))
-		meshes := map[mesh.Handle]mesh.Mesh{}
-		owned := 0
-		for step := range 150 {
-			switch op := r.IntN(10); {
-			case op < 4 || step == 0:
-				n := 1 + r.IntN(60)
-				if r.IntN(20) == 0 || step == 0 {
-					n = 1200 // above the large threshold: buffers of its own
-				}
-				m := randomStreams(r, streamSets[r.IntN(len(streamSets))], n)
-				h, err := a.Add(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				meshes[h] = m
-			case op < 6:
-				for h, m := range meshes {
-					if r.IntN(2) == 0 { // same shape: rewritten in place
-						n := len(m.Indices) / 6
-						set := []uint32{m.VertexStride}
-						if len(m.Streams) > 0 {
-							set = set[:0]
-							for _, s := range m.Streams {
-								set = append(set, s.Stride)
-							}
-						}
-						m = randomStreams(r, set, n)
-					} else {
-						m = randomStreams(r, streamSets[r.IntN(len(streamSets))], 1+r.IntN(60))
-					}
-					if err := a.Modify(h, m); err != nil {
-						t.Fatal(err)
-					}
-					// Until the Flush, the mesh draws its old data.
-					if !a.Resident(h) {
-						t.Fatalf("step %d: a modified mesh is not resident", step)
-					}
-					checkStreams(t, dev, a, meshes, step)
-					meshes[h] = m
-					break
-				}
-			case op == 6:
-				for h := range meshes {
-					if err := a.Remove(h); err != nil {
-						t.Fatal(err)
-					}
-					delete(meshes, h)
-					break
-				}
-			case op == 7:
-				if err := a.Sweep(arena.SweepLimits{Moves: 4}); err != nil {
-					t.Fatal(err)
-				}
-			case op == 8:
-				if err := a.Compact(); err != nil {
-					t.Fatal(err)
-				}
-			default:
-				if _, err := a.Shrink(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := a.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			checkStreams(t, dev, a, meshes, step)
-			owned = max(owned, a.Stats().OwnBuffers)
-		}
-		st := a.Stats()
+		st, owned := churnStreams(t, dev, mesh.Options{MinSlabBytes: 1 << 10, LargeThresholdBytes: 24 << 10}, ops)
 		if st.Growths == 0 || st.Moves == 0 || owned == 0 {
 			t.Errorf("the churn made %d growths, %d moves, at most %d buffers of their own; want some of each", st.Growths, st.Moves, owned)
 		}
 	})
+}
+
+// FuzzStreams is TestStreams' churn driven by the input, on the host
+// device, with guard margins for inputs of odd length.
+func FuzzStreams(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 2, 4, 9, 0, 5, 7, 8, 3, 9})
+	f.Add([]byte{0, 0, 0, 1, 5, 5, 5, 6, 7, 8, 9, 0, 4})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 400 {
+			ops = ops[:400]
+		}
+		o := mesh.Options{MinSlabBytes: 256, MaxSlabBytes: 8 << 10, LargeThresholdBytes: 4 << 10}
+		if len(ops)%2 == 1 {
+			o.GuardBytes = 16
+		}
+		churnStreams(t, testdevice.Host(t, host.Options{}), o, ops)
+	})
+}
+
+// churnStreams runs one command per two bytes of ops (the command, its
+// argument) on an allocator of options o: add, modify (in place or to a
+// new shape; the old data is read back before the Flush), remove, sweep,
+// compact, shrink, each followed by a Flush and checkStreams. It returns
+// the allocator's Stats and the most buffers of their own seen at once.
+func churnStreams(t *testing.T, dev device.Device, o mesh.Options, ops []byte) (mesh.Stats, int) {
+	a, err := mesh.New(dev, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	meshes := map[mesh.Handle]mesh.Mesh{}
+	var order []mesh.Handle // meshes in a fixed order, for picks
+	owned := 0
+	for step := 0; step+1 < len(ops); step += 2 {
+		op, arg := ops[step]%10, ops[step+1]
+		r := rand.New(rand.NewPCG(uint64(step), uint64(arg)))
+		pick := func() (int, mesh.Handle, bool) {
+			if len(order) == 0 {
+				return 0, mesh.Handle{}, false
+			}
+			i := int(arg) % len(order)
+			return i, order[i], true
+		}
+		switch {
+		case op < 4 || step == 0:
+			n := 1 + int(arg)%60
+			if arg%20 == 0 || step == 0 {
+				n = 1200 // above the large threshold: buffers of its own
+			}
+			m := randomStreams(r, streamSets[int(arg/4)%len(streamSets)], n)
+			h, err := a.Add(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meshes[h] = m
+			order = append(order, h)
+		case op < 6:
+			_, h, ok := pick()
+			if !ok {
+				break
+			}
+			m := meshes[h]
+			if arg%2 == 0 { // same shape: rewritten in place
+				set := []uint32{m.VertexStride}
+				if len(m.Streams) > 0 {
+					set = set[:0]
+					for _, s := range m.Streams {
+						set = append(set, s.Stride)
+					}
+				}
+				m = randomStreams(r, set, len(m.Indices)/6)
+			} else {
+				m = randomStreams(r, streamSets[int(arg/4)%len(streamSets)], 1+r.IntN(60))
+			}
+			if err := a.Modify(h, m); err != nil {
+				t.Fatal(err)
+			}
+			// Until the Flush, the mesh draws its old data.
+			if !a.Resident(h) {
+				t.Fatalf("step %d: a modified mesh is not resident", step)
+			}
+			checkStreams(t, dev, a, meshes, step)
+			meshes[h] = m
+		case op == 6:
+			if i, h, ok := pick(); ok {
+				if err := a.Remove(h); err != nil {
+					t.Fatal(err)
+				}
+				delete(meshes, h)
+				order = append(order[:i], order[i+1:]...)
+			}
+		case op == 7:
+			if err := a.Sweep(arena.SweepLimits{Moves: 1 + int(arg%8)}); err != nil {
+				t.Fatal(err)
+			}
+		case op == 8:
+			if err := a.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if _, err := a.Shrink(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		checkStreams(t, dev, a, meshes, step)
+		if o.GuardBytes > 0 {
+			if bad, err := a.CheckGuards(); err != nil || len(bad) != 0 {
+				t.Fatalf("step %d: guards of %v broken (%v)", step, bad, err)
+			}
+		}
+		owned = max(owned, a.Stats().OwnBuffers)
+	}
+	return a.Stats(), owned
 }
 
 // TestStreamsRefused: bad streams are refused with ErrInvalidMesh.
