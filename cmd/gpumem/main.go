@@ -52,25 +52,19 @@ func main() {
 	os.Exit(status)
 }
 
-// quietLoader gives the process a private XDG_RUNTIME_DIR when it has none,
-// before any device opens, and returns what removes it. Without one, the
-// Vulkan loader's window-system code prints "error: XDG_RUNTIME_DIR is
-// invalid or not set in the environment." on every webgpu device it opens.
-// A command line may set its own environment; package device/webgpu does
-// not touch a library user's.
+// quietLoader turns off Mesa's device-select Vulkan layer
+// (NODEVICE_SELECT=1) unless the environment says otherwise, before any
+// device opens, and returns what restores the environment. The command
+// draws on no display, and the layer asks Wayland which GPU drives one:
+// without a login session (no XDG_RUNTIME_DIR) libwayland prints "error:
+// XDG_RUNTIME_DIR is invalid or not set in the environment." at every
+// adapter request. WebGPU picks among all adapters without the layer.
 func quietLoader() (cleanup func()) {
-	if os.Getenv("XDG_RUNTIME_DIR") != "" {
+	if _, set := os.LookupEnv("NODEVICE_SELECT"); set {
 		return func() {}
 	}
-	dir, err := os.MkdirTemp("", "gpumem-runtime-")
-	if err != nil {
-		return func() {}
-	}
-	os.Setenv("XDG_RUNTIME_DIR", dir)
-	return func() {
-		os.Unsetenv("XDG_RUNTIME_DIR")
-		os.RemoveAll(dir)
-	}
+	os.Setenv("NODEVICE_SELECT", "1")
+	return func() { os.Unsetenv("NODEVICE_SELECT") }
 }
 
 // parseArgs parses fs's flags from args, which may come before, after or
