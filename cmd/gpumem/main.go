@@ -43,6 +43,7 @@ var commands = []command{
 	{"devbench", "measure buffer moves (copy and compute paths) on a WebGPU adapter", runDevbench},
 	{"demo", "run a scene-streaming simulation and write a report with memory maps", runDemo},
 	{"map", "draw the memory map of a dump as HTML, SVG or PNG", runMap},
+	{"serve", "build examples/browser for the browser and serve it on this machine", runServe},
 }
 
 func main() {
