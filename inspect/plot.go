@@ -146,7 +146,7 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n", num(lx), y, map[bool]string{false: "14", true: "3"}[tall], h, template.HTMLEscapeString(color))
 		text(lx+19, 36, textSmall, "start", hexColor(colorText), name)
-		lx += 19 + float64(textWidth(name, textSmall)) + 22
+		lx += 19 + float64(textWidth(name, textSmall, false)) + 22
 	}
 	for _, s := range p.Series {
 		legend(s.Name, s.Color, false)
