@@ -75,6 +75,9 @@ func (u Unit) format(v float64) string {
 	case UnitRatio:
 		return strconv.FormatFloat(100*v, 'f', 0, 64) + "%"
 	case UnitMillis:
+		if v >= 100 {
+			return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+		}
 		return strconv.FormatFloat(v, 'g', 3, 64) + " ms"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
@@ -146,7 +149,7 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n", num(lx), y, map[bool]string{false: "14", true: "3"}[tall], h, template.HTMLEscapeString(color))
 		text(lx+19, 36, textSmall, "start", hexColor(colorText), name)
-		lx += 19 + float64(textWidth(name, textSmall, false)) + 22
+		lx += 19 + float64(drawnWidth(name, textSmall, false)) + 22
 	}
 	for _, s := range p.Series {
 		legend(s.Name, s.Color, false)

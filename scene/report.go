@@ -126,8 +126,22 @@ func (r *Run) WriteReport(w io.Writer) error {
 		Frames: n, Of: r.opts.Frames + r.opts.Unload, Seed: r.opts.Seed, Scale: scale, Device: r.device,
 		Problems: fig.problems, Cards: fig.cards(), Summary: sum.String(), Style: inspect.PageStyle,
 		Plots: plots, Buffers: table{bufferColumns, r.bufferRows()}, Managers: table{managerColumns, r.managerRows()},
-		Notes: r.notes, Headroom: r.headroom(), Maps: maps, Markers: len(markers),
+		Notes: joinNotes(r.notes), Headroom: r.headroom(), Maps: maps, Markers: len(markers),
 	})
+}
+
+// joinNotes returns the managers' notes a manager to an item: the
+// summary continues a manager's note on lines that start with two spaces.
+func joinNotes(lines []string) []string {
+	var notes []string
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "  "); ok && len(notes) > 0 {
+			notes[len(notes)-1] += " " + rest
+			continue
+		}
+		notes = append(notes, l)
+	}
+	return notes
 }
 
 // reportPlot is one plot of the report, with a note on what clipping hid.
@@ -192,8 +206,8 @@ func (f figures) cards() []card {
 		c.Bad = u.Refusals > 0
 		cs = append(cs, c)
 	} else {
-		cs = append(cs, card{Label: "Headroom (no budget)", Value: inspect.FormatBytes(f.largestBuffer),
-			Detail: fmt.Sprintf("the largest buffer: %s of the device's largest, %s", percentOf(f.largestBuffer, f.maxBuffer), inspect.FormatBytes(f.maxBuffer))})
+		cs = append(cs, card{Label: "Headroom (no budget)", Value: inspect.FormatBytes(f.maxBuffer - min(f.largestBuffer, f.maxBuffer)),
+			Detail: fmt.Sprintf("to the device's largest buffer, %s; the largest here is %s (%s)", inspect.FormatBytes(f.maxBuffer), inspect.FormatBytes(f.largestBuffer), percentOf(f.largestBuffer, f.maxBuffer))})
 	}
 	if f.intact {
 		cs = append(cs, card{Label: "Data", Value: "every byte intact", Good: true,
