@@ -28,3 +28,19 @@ func (e *OverBudgetError) Error() string {
 }
 
 func (e *OverBudgetError) Unwrap() error { return e.Err }
+
+// unlimited is a budget no run reaches: NeededBudget's, which only counts.
+const unlimited = 1 << 50
+
+// NeededBudget streams the run of o again under a limit it never reaches
+// and returns the managers' peak usage: under a budget at or above it the
+// run refuses nothing (no request is refused, no reclaimer runs, and the
+// same seed makes the same requests). It takes as long as the run.
+func NeededBudget(dev device.Device, devName string, o Options) (uint64, error) {
+	o.Budget, o.ProfileLabels = unlimited, false
+	r, err := Stream(dev, devName, o)
+	if err != nil {
+		return 0, err
+	}
+	return r.usage.Peak, nil
+}

@@ -225,7 +225,14 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	}
 	var obe *scene.OverBudgetError
 	if errors.As(err, &obe) {
-		return fmt.Errorf("%w\n(the device had room: -budget %s is what ran out; try a larger one)", err, inspect.FormatBytes(obe.Usage.Limit))
+		prog.start("the run again without a limit, for its peak")
+		need, nerr := scene.NeededBudget(dev, name, cfg.Options)
+		prog.clear()
+		if nerr != nil {
+			return errors.Join(err, nerr)
+		}
+		return fmt.Errorf("%w\nThe device had room: -budget %s is what ran out. Without a limit the run peaks at %s: -budget %sMiB or more passes.",
+			err, inspect.FormatBytes(obe.Usage.Limit), inspect.FormatBytes(need), strconv.FormatFloat(math.Ceil(float64(need)/(1<<20)*10)/10, 'f', -1, 64))
 	}
 	if err != nil {
 		return err

@@ -188,7 +188,8 @@ func readDump(t *testing.T, path string) inspect.Dump {
 
 // TestDemoOverBudget: a budget too small for the run fails naming the
 // budget, not the device, and the report and summary of the frames before
-// are written, the problem at the top.
+// are written, the problem at the top, and the error names a budget that
+// passes.
 func TestDemoOverBudget(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "report.html")
@@ -206,5 +207,13 @@ func TestDemoOverBudget(t *testing.T) {
 	}
 	if p := string(page); !strings.Contains(p, `<div class="verdict bad" id="problems">`) || !strings.Contains(p, "Over budget: the budget of 8.0 MiB refused memory in frame ") {
 		t.Error("the report does not flag the budget at the top")
+	}
+	// The budget it names passes.
+	m := regexp.MustCompile(`Without a limit the run peaks at [\d.]+ MiB: -budget ([\d.]+MiB) or more passes\.`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no budget that passes in:\n%s", stderr)
+	}
+	if status, _, stderr := gpumem("demo", "-device", "host", "-budget", m[1], "-o", ""); status != 0 {
+		t.Errorf("-budget %s: status %d\n%s", m[1], status, stderr)
 	}
 }
