@@ -1,3 +1,5 @@
+//go:build !js
+
 // Command offscreen is a small WebGPU renderer that owns its device and
 // lets gpumem manage the memory on it, rendering to a texture and writing
 // the last frame as a PNG.
