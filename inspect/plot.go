@@ -299,7 +299,7 @@ func finite(v float64) float64 {
 }
 
 // niceCeil rounds top up to a round axis maximum, whose quarters are round
-// too: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten (times a
+// too: 1, 1.2, 2, 3, 4, 5, 6 or 8 times a power of ten (times a
 // power of 1024 for bytes); 1 for ratios up to 1 and for an empty chart.
 func niceCeil(top float64, u Unit) float64 {
 	if top <= 0 {
@@ -317,7 +317,7 @@ func niceCeil(top float64, u Unit) float64 {
 		top /= scale
 	}
 	p := math.Pow(base, math.Floor(math.Log10(top)))
-	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
+	for _, m := range []float64{1, 1.2, 2, 3, 4, 5, 6, 8, 10} {
 		if m*p >= top*(1-1e-9) {
 			return m * p * scale
 		}
