@@ -1,144 +1,109 @@
 package inspect
 
-import "strings"
+import (
+	"image"
+	"sync"
 
-// The PNG's text is drawn with a 5x7 bitmap font, one glyph per printable
-// ASCII character (seven rows above the baseline, one below for descenders), scaled
-// by whole pixels. Characters outside the set draw as '?'.
-
-const (
-	glyphW, glyphH = 5, 8 // the eighth row is the descenders' (g, j, p, q, y)
-	glyphAdvance   = 6    // pixels from one glyph to the next, at scale 1
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
 )
 
-// fontScale is the whole-pixel scale of the bitmap font for a font size.
-func fontScale(size int) int { return max(1, (size+4)/9) }
+// The PNG's text is drawn with the Go fonts (regular and bold),
+// anti-aliased, at the layout's sizes in pixels; textWidth measures with
+// the same fonts, so a layout knows how wide the PNG draws a string.
 
-// glyphSource lists the glyphs: a character, then its seven rows above
-// the baseline and, for descenders, an eighth.
-const glyphSource = `
-! ..#.. ..#.. ..#.. ..#.. ..#.. ..... ..#..
-" .#.#. .#.#. ..... ..... ..... ..... .....
-# .#.#. .#.#. ##### .#.#. ##### .#.#. .#.#.
-$ ..#.. .#### #.#.. .###. ..#.# ####. ..#..
-% ##... ##..# ...#. ..#.. .#... #..## ...##
-& .##.. #..#. #.#.. .#... #.#.# #..#. .##.#
-' ..#.. ..#.. .#... ..... ..... ..... .....
-( ...#. ..#.. .#... .#... .#... ..#.. ...#.
-) .#... ..#.. ...#. ...#. ...#. ..#.. .#...
-* ..... ..#.. #.#.# .###. #.#.# ..#.. .....
-+ ..... ..#.. ..#.. ##### ..#.. ..#.. .....
-, ..... ..... ..... ..... .##.. ..#.. .#...
-- ..... ..... ..... ##### ..... ..... .....
-. ..... ..... ..... ..... ..... .##.. .##..
-/ ..... ....# ...#. ..#.. .#... #.... .....
-0 .###. #...# #..## #.#.# ##..# #...# .###.
-1 ..#.. .##.. ..#.. ..#.. ..#.. ..#.. .###.
-2 .###. #...# ....# ...#. ..#.. .#... #####
-3 ##### ...#. ..#.. ...#. ....# #...# .###.
-4 ...#. ..##. .#.#. #..#. ##### ...#. ...#.
-5 ##### #.... ####. ....# ....# #...# .###.
-6 ..##. .#... #.... ####. #...# #...# .###.
-7 ##### ....# ...#. ..#.. .#... .#... .#...
-8 .###. #...# #...# .###. #...# #...# .###.
-9 .###. #...# #...# .#### ....# ...#. .##..
-: ..... .##.. .##.. ..... .##.. .##.. .....
-; ..... .##.. .##.. ..... .##.. ..#.. .#...
-< ...#. ..#.. .#... #.... .#... ..#.. ...#.
-= ..... ..... ##### ..... ##### ..... .....
-> .#... ..#.. ...#. ....# ...#. ..#.. .#...
-? .###. #...# ....# ...#. ..#.. ..... ..#..
-@ .###. #...# ....# .##.# #.#.# #.#.# .###.
-A .###. #...# #...# ##### #...# #...# #...#
-B ####. #...# #...# ####. #...# #...# ####.
-C .###. #...# #.... #.... #.... #...# .###.
-D ###.. #..#. #...# #...# #...# #..#. ###..
-E ##### #.... #.... ####. #.... #.... #####
-F ##### #.... #.... ####. #.... #.... #....
-G .###. #...# #.... #.### #...# #...# .####
-H #...# #...# #...# ##### #...# #...# #...#
-I .###. ..#.. ..#.. ..#.. ..#.. ..#.. .###.
-J ..### ...#. ...#. ...#. ...#. #..#. .##..
-K #...# #..#. #.#.. ##... #.#.. #..#. #...#
-L #.... #.... #.... #.... #.... #.... #####
-M #...# ##.## #.#.# #.#.# #...# #...# #...#
-N #...# #...# ##..# #.#.# #..## #...# #...#
-O .###. #...# #...# #...# #...# #...# .###.
-P ####. #...# #...# ####. #.... #.... #....
-Q .###. #...# #...# #...# #.#.# #..#. .##.#
-R ####. #...# #...# ####. #.#.. #..#. #...#
-S .#### #.... #.... .###. ....# ....# ####.
-T ##### ..#.. ..#.. ..#.. ..#.. ..#.. ..#..
-U #...# #...# #...# #...# #...# #...# .###.
-V #...# #...# #...# #...# #...# .#.#. ..#..
-W #...# #...# #...# #.#.# #.#.# #.#.# .#.#.
-X #...# #...# .#.#. ..#.. .#.#. #...# #...#
-Y #...# #...# .#.#. ..#.. ..#.. ..#.. ..#..
-Z ##### ....# ...#. ..#.. .#... #.... #####
-[ .###. .#... .#... .#... .#... .#... .###.
-\ ..... #.... .#... ..#.. ...#. ....# .....
-] .###. ...#. ...#. ...#. ...#. ...#. .###.
-^ ..#.. .#.#. #...# ..... ..... ..... .....
-_ ..... ..... ..... ..... ..... ..... #####
-` + "`" + ` .#... ..#.. ...#. ..... ..... ..... .....
-a ..... ..... .###. ....# .#### #...# .####
-b #.... #.... #.##. ##..# #...# #...# ####.
-c ..... ..... .###. #.... #.... #...# .###.
-d ....# ....# .##.# #..## #...# #...# .####
-e ..... ..... .###. #...# ##### #.... .###.
-f ..##. .#..# .#... ###.. .#... .#... .#...
-g ..... ..... .#### #...# #...# .#### ....# .###.
-h #.... #.... #.##. ##..# #...# #...# #...#
-i ..#.. ..... .##.. ..#.. ..#.. ..#.. .###.
-j ...#. ..... ..##. ...#. ...#. ...#. #..#. .##..
-k #.... #.... #..#. #.#.. ##... #.#.. #..#.
-l .##.. ..#.. ..#.. ..#.. ..#.. ..#.. .###.
-m ..... ..... ##.#. #.#.# #.#.# #...# #...#
-n ..... ..... #.##. ##..# #...# #...# #...#
-o ..... ..... .###. #...# #...# #...# .###.
-p ..... ..... ####. #...# #...# ####. #.... #....
-q ..... ..... .#### #...# #...# .#### ....# ....#
-r ..... ..... #.##. ##..# #.... #.... #....
-s ..... ..... .###. #.... .###. ....# ####.
-t .#... .#... ###.. .#... .#... .#..# ..##.
-u ..... ..... #...# #...# #...# #..## .##.#
-v ..... ..... #...# #...# #...# .#.#. ..#..
-w ..... ..... #...# #...# #.#.# #.#.# .#.#.
-x ..... ..... #...# .#.#. ..#.. .#.#. #...#
-y ..... ..... #...# #...# #...# .#### ....# .###.
-z ..... ..... ##### ...#. ..#.. .#... #####
-{ ...#. ..#.. ..#.. .#... ..#.. ..#.. ...#.
-| ..#.. ..#.. ..#.. ..#.. ..#.. ..#.. ..#..
-} .#... ..#.. ..#.. ...#. ..#.. ..#.. .#...
-~ ..... ..... .#... #.#.# ...#. ..... .....
-`
+// goFonts are the parsed Go fonts, regular and bold. A parsed sfnt.Font
+// is only read after parsing, and safe for concurrent use with a Buffer
+// per call.
+var goFonts = sync.OnceValue(func() [2]*sfnt.Font {
+	r, err1 := opentype.Parse(goregular.TTF)
+	b, err2 := opentype.Parse(gobold.TTF)
+	if err1 != nil || err2 != nil {
+		panic("inspect: the Go fonts do not parse") // they are compiled in
+	}
+	return [2]*sfnt.Font{r, b}
+})
 
-// glyphs holds each printable ASCII character's rows, bit 4 the leftmost
-// pixel; the space is blank. Built once from glyphSource, never changed.
-var glyphs = func() (g [128][glyphH]uint8) {
-	for _, line := range strings.Split(glyphSource, "\n") {
-		f := strings.Fields(line)
-		if len(f) < glyphH || len(f) > 1+glyphH || len(f[0]) != 1 {
-			continue
+func goFont(bold bool) *sfnt.Font {
+	if bold {
+		return goFonts()[1]
+	}
+	return goFonts()[0]
+}
+
+// textWidth returns the width in pixels of s drawn at size pixels, bold or
+// not, in the Go fonts: advances and kerning, as the PNG draws it.
+func textWidth(s string, size int, bold bool) int {
+	f := goFont(bold)
+	var buf sfnt.Buffer
+	ppem := fixed.I(size)
+	var w fixed.Int26_6
+	prev := sfnt.GlyphIndex(0)
+	for i, r := range s {
+		g, err := f.GlyphIndex(&buf, r)
+		if err != nil || g == 0 {
+			g, _ = f.GlyphIndex(&buf, '?')
 		}
-		for row, bits := range f[1:] {
-			for i := range glyphW {
-				if bits[i] == '#' {
-					g[f[0][0]][row] |= 1 << (glyphW - 1 - i)
-				}
+		if i > 0 {
+			if k, err := f.Kern(&buf, prev, g, ppem, font.HintingNone); err == nil {
+				w += k
 			}
 		}
+		if a, err := f.GlyphAdvance(&buf, g, ppem, font.HintingNone); err == nil {
+			w += a
+		}
+		prev = g
 	}
-	return g
-}()
+	return w.Ceil()
+}
 
-// glyph returns r's rows.
-func glyph(r rune) [glyphH]uint8 {
-	if r == ' ' || r == '\n' {
-		return [glyphH]uint8{}
+// typesetter draws text on one image, with a face per size and weight
+// made on first use. It is used by one goroutine.
+type typesetter struct {
+	img   *image.RGBA
+	faces map[[2]int]font.Face
+}
+
+func (ts *typesetter) face(size int, bold bool) font.Face {
+	k := [2]int{size, 0}
+	if bold {
+		k[1] = 1
 	}
-	if r < 0x21 || r > 0x7e {
-		r = '?'
+	if f, ok := ts.faces[k]; ok {
+		return f
 	}
-	return glyphs[r]
+	f, err := opentype.NewFace(goFont(bold), &opentype.FaceOptions{Size: float64(size), DPI: 72, Hinting: font.HintingNone})
+	if err != nil {
+		panic("inspect: a face of the Go fonts: " + err.Error()) // sizes are the layout's own
+	}
+	if ts.faces == nil {
+		ts.faces = map[[2]int]font.Face{}
+	}
+	ts.faces[k] = f
+	return f
+}
+
+// draw draws t; t.y is the baseline, t.anchor says where t.x is.
+func (ts *typesetter) draw(t text) {
+	x := t.x
+	switch t.anchor {
+	case 'm':
+		x -= float64(textWidth(t.s, t.size, t.bold)) / 2
+	case 'e':
+		x -= float64(textWidth(t.s, t.size, t.bold))
+	}
+	d := font.Drawer{Dst: ts.img, Src: image.NewUniform(t.fill), Face: ts.face(t.size, t.bold),
+		Dot: fixed.Point26_6{X: fixed.Int26_6(x * 64), Y: fixed.Int26_6(t.y * 64)}}
+	d.DrawString(t.s)
+}
+
+// close releases the faces.
+func (ts *typesetter) close() {
+	for _, f := range ts.faces {
+		f.Close()
+	}
 }

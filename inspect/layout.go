@@ -1,9 +1,11 @@
 package inspect
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"image/color"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +27,8 @@ const (
 	mapMargin  = 16
 	barHeight  = 28
 	blockH     = 78 // one buffer: header, bar, axis
-	headerH    = 86 // title, totals, legend
+	emptyH     = 56 // the empty buffers of one kind: header and a row of boxes
+	lineH      = 20 // a line of the map's header
 	textSmall  = 11
 	textNormal = 13
 	textTitle  = 16
@@ -144,13 +147,12 @@ func blockHeight(b *memory.Buffer) int {
 	return 22 + rows*cellH + 6
 }
 
-// layoutMap lays out d, which must be checked.
+// layoutMap lays out d, which must be checked: the header (the title and
+// the totals, wrapped to the width, and the legend), then a block per
+// buffer, except that the empty buffers (no allocation) of a kind, where
+// there are two or more, share one row of boxes.
 func layoutMap(d *Dump) *layout {
-	h := headerH + mapMargin
-	for i := range d.Buffers {
-		h += blockHeight(&d.Buffers[i])
-	}
-	l := &layout{w: mapWidth, h: h}
+	l := &layout{w: mapWidth}
 	title := "gpumem memory map"
 	if d.Label != "" {
 		title += " - " + d.Label
@@ -159,16 +161,37 @@ func layoutMap(d *Dump) *layout {
 		title += " - " + d.Device
 	}
 	l.title = title
-	l.text(mapMargin, 24, textTitle, 's', true, colorText, title)
+	width := mapWidth - 2*mapMargin
+	y := 24.0
+	for _, line := range wrap(title, textTitle, true, width) {
+		l.text(mapMargin, y, textTitle, 's', true, colorText, line)
+		y += lineH + 2
+	}
+	y -= 2
 	t := d.Totals
-	l.text(mapMargin, 44, textNormal, 's', false, colorMuted, fmt.Sprintf(
-		"%d buffers, %s capacity: %s occupied, %s bin slack, %s free in %d regions (largest %s), fragmentation %s, %d allocations",
+	totals := fmt.Sprintf("%d buffers, %s capacity: %s occupied, %s bin slack, %s free in %d regions (largest %s), fragmentation %s, %d allocations",
 		len(d.Buffers), FormatBytes(t.CapacityBytes), FormatBytes(t.OccupiedBytes), FormatBytes(t.SlackBytes),
-		FormatBytes(t.FreeBytes), t.FreeRegions, FormatBytes(t.LargestFreeBytes), percent(t.Fragmentation), t.Allocations))
-	l.legend(d, 64)
-	y := float64(headerH)
+		FormatBytes(t.FreeBytes), t.FreeRegions, FormatBytes(t.LargestFreeBytes), percent(t.Fragmentation), t.Allocations)
+	for _, line := range wrap(totals, textNormal, false, width) {
+		l.text(mapMargin, y, textNormal, 's', false, colorMuted, line)
+		y += lineH - 2
+	}
+	y = l.legend(d, y) + 8
+	empty := map[memory.Kind][]*memory.Buffer{}
+	for i := range d.Buffers {
+		if b := &d.Buffers[i]; isEmptyBar(b) {
+			empty[b.Kind] = append(empty[b.Kind], b)
+		}
+	}
 	for i := range d.Buffers {
 		b := &d.Buffers[i]
+		if group := empty[b.Kind]; isEmptyBar(b) && len(group) > 1 {
+			if b == group[0] {
+				l.emptyRow(group, y)
+				y += emptyH
+			}
+			continue
+		}
 		start := len(l.shapes)
 		if b.Layers != 0 {
 			l.grid(b, y)
@@ -178,7 +201,37 @@ func layoutMap(d *Dump) *layout {
 		l.spans = append(l.spans, span{b.Name, start, len(l.shapes)})
 		y += float64(blockHeight(b))
 	}
+	l.h = int(y) + mapMargin
 	return l
+}
+
+// isEmptyBar reports whether b is a buffer (not a texture array) with no
+// allocation in it.
+func isEmptyBar(b *memory.Buffer) bool { return b.Layers == 0 && b.Stats.Allocations == 0 }
+
+// emptyRow lays out the empty buffers of one kind at y: a heading, then a
+// box per buffer, side by side, each as wide as its share of their
+// capacity (at least a few pixels), each a span of its own.
+func (l *layout) emptyRow(bufs []*memory.Buffer, y float64) {
+	var total uint64
+	for _, b := range bufs {
+		total += b.CapacityBytes
+	}
+	l.text(mapMargin, y+14, textNormal, 's', true, colorText, fmt.Sprintf("%d empty %ss", len(bufs), cmp.Or(bufs[0].Kind.String(), "buffer")))
+	l.text(mapWidth-mapMargin, y+14, textSmall, 'e', false, colorMuted, FormatBytes(total)+" in all, nothing allocated in them")
+	const gap, least = 3.0, 6.0
+	width := float64(mapWidth-2*mapMargin) - gap*float64(len(bufs)-1)
+	free := width - least*float64(len(bufs)) // shared by capacity
+	x := float64(mapMargin)
+	for _, b := range bufs {
+		w := least + max(free, 0)*float64(b.CapacityBytes)/float64(max(total, 1))
+		start := len(l.shapes)
+		l.shapes = append(l.shapes, shape{x: x, y: y + 22, w: w, h: barHeight, fill: colorFree,
+			title: fmt.Sprintf("%s: %s, empty", b.Name, FormatBytes(b.CapacityBytes))},
+			shape{x: x, y: y + 22, w: w, h: barHeight, stroke: true})
+		l.spans = append(l.spans, span{b.Name, start, len(l.shapes)})
+		x += w + gap
+	}
 }
 
 func (l *layout) text(x, y float64, size int, anchor byte, bold bool, fill color.RGBA, s string) {
@@ -186,8 +239,9 @@ func (l *layout) text(x, y float64, size int, anchor byte, bold bool, fill color
 }
 
 // legend draws a swatch per owner kind present in d, in name order, then
-// slack, moving and free.
-func (l *layout) legend(d *Dump, y float64) {
+// slack, moving and free, in rows from y (the top of the first), and
+// returns the y under the last row.
+func (l *layout) legend(d *Dump, y float64) float64 {
 	var kinds []string
 	for _, b := range d.Buffers {
 		for _, r := range b.Regions {
@@ -200,23 +254,21 @@ func (l *layout) legend(d *Dump, y float64) {
 	kinds = slices.Compact(kinds)
 	x := float64(mapMargin)
 	item := func(label string, c color.RGBA, striped bool) {
+		w := 19 + float64(drawnWidth(label, textSmall, false))
+		if x > mapMargin && x+w > mapWidth-mapMargin {
+			x, y = mapMargin, y+lineH
+		}
 		l.shapes = append(l.shapes, shape{x: x, y: y, w: 14, h: 14, fill: c, striped: striped})
 		l.text(x+19, y+11, textSmall, 's', false, colorText, label)
-		x += 19 + float64(textWidth(label, textSmall)) + 18
+		x += w + 18
 	}
 	for _, k := range kinds {
-		if x > mapWidth-160 {
-			break
-		}
-		name := k
-		if name == "" {
-			name = "(no kind)"
-		}
-		item(name, kindColor(k), false)
+		item(cmp.Or(k, "(no kind)"), kindColor(k), false)
 	}
 	item("bin slack", tint(colorMuted, 0.55), false)
 	item("moving", colorMuted, true)
 	item("free", colorFree, false)
+	return y + lineH
 }
 
 // head lays out the line above a buffer's bar or grid: its name, kind
@@ -249,26 +301,26 @@ func (l *layout) head(b *memory.Buffer, y float64) {
 	if s.Growths+s.Moves > 0 {
 		info += fmt.Sprintf("; since start %d growths, %s moves", s.Growths, group(int(min(s.Moves, 1<<62))))
 	}
-	l.text(mapMargin, y+14, textNormal, 's', true, colorText, fit(head, textNormal, mapWidth-2*mapMargin-drawnWidth(info, textSmall, false)-12))
+	l.text(mapMargin, y+14, textNormal, 's', true, colorText, fit(head, textNormal, true, mapWidth-2*mapMargin-drawnWidth(info, textSmall, false)-12))
 	l.text(mapWidth-mapMargin, y+14, textSmall, 'e', false, colorMuted, info)
 }
 
 // fit returns s, or as much of it as fits in width pixels at size, bold,
 // with an ellipsis after, so a heading never runs into the figures beside
 // it (the full name is in the table).
-func fit(s string, size, width int) string {
-	if drawnWidth(s, size, true) <= width {
+func fit(s string, size int, bold bool, width int) string {
+	if drawnWidth(s, size, bold) <= width {
 		return s
 	}
 	r := []rune(s)
-	for len(r) > 0 && drawnWidth(string(r)+"…", size, true) > width {
+	for len(r) > 0 && drawnWidth(string(r)+"…", size, bold) > width {
 		r = r[:len(r)-1]
 	}
 	return string(r) + "…"
 }
 
 // drawnWidth bounds the width of s at size in both renderings: the PNG's
-// bitmap font (textWidth) and a browser's sans-serif in the SVG, whose
+// Go fonts (textWidth) and a browser's sans-serif in the SVG, whose
 // glyphs average about 0.56 of the size across (0.62 bold: DejaVu Sans,
 // measured on the maps' headings).
 func drawnWidth(s string, size int, bold bool) int {
@@ -276,7 +328,26 @@ func drawnWidth(s string, size int, bold bool) int {
 	if bold {
 		em = 0.62
 	}
-	return max(textWidth(s, size), int(em*float64(size)*float64(len([]rune(s)))+0.5))
+	return max(textWidth(s, size, bold), int(em*float64(size)*float64(len([]rune(s)))+0.5))
+}
+
+// wrap breaks s into lines no wider than width at size, between words;
+// a word wider than the line is cut with an ellipsis.
+func wrap(s string, size int, bold bool, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case drawnWidth(line+" "+w, size, bold) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, fit(line, size, bold, width))
+			line = w
+		}
+	}
+	return append(lines, fit(line, size, bold, width))
 }
 
 // grid lays out a texture array's block at y: a cell per layer, in rows.
@@ -346,23 +417,48 @@ func (l *layout) buffer(b *memory.Buffer, y float64) {
 		}
 	}
 	l.shapes = append(l.shapes, shape{x: bx, y: by, w: bw, h: barHeight, stroke: true})
-	// Axis: five ticks, labelled in the unit that suits the capacity.
-	for i := 0; i <= 4; i++ {
-		off := b.CapacityBytes / 4 * uint64(i)
-		if i == 4 {
-			off = b.CapacityBytes
-		}
-		x := bx + bw*float64(i)/4
+	// Axis: round ticks in the unit that suits the capacity, and the
+	// capacity at the end.
+	tick := func(off uint64, label string, anchor byte) {
+		x := bx + bw*float64(off)/float64(b.CapacityBytes)
 		l.shapes = append(l.shapes, shape{x: x - 0.5, y: by + barHeight, w: 1, h: 4, fill: colorBorder})
-		anchor := byte('m')
-		switch i {
-		case 0:
-			anchor = 's'
-		case 4:
-			anchor = 'e'
-		}
-		l.text(x, by+barHeight+16, textSmall, anchor, false, colorMuted, FormatBytes(off))
+		l.text(x, by+barHeight+16, textSmall, anchor, false, colorMuted, label)
 	}
+	step, unit, name := axisStep(b.CapacityBytes)
+	tick(0, "0", 's')
+	for k := 1.0; ; k++ {
+		v := k * step // in unit
+		// No tick within an eighth of the end, where the capacity is.
+		if v*float64(unit) >= 0.88*float64(b.CapacityBytes) {
+			break
+		}
+		tick(uint64(math.Round(v*float64(unit))), strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)+" "+name, 'm')
+	}
+	tick(b.CapacityBytes, FormatBytes(b.CapacityBytes), 'e')
+}
+
+// axisStep returns the step between the round ticks of an axis from 0 to
+// capacity bytes, in a binary unit that suits the capacity: 1, 2, 2.5 or 5
+// times a power of ten of the unit, at least a fifth of the capacity.
+func axisStep(capacity uint64) (step float64, unit uint64, name string) {
+	unit, name = 1, "B"
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if capacity < unit<<10 {
+			break
+		}
+		unit, name = unit<<10, u
+	}
+	raw := float64(capacity) / float64(unit) / 5
+	if raw <= 0 {
+		return 1, unit, name
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*p >= raw {
+			return m * p, unit, name
+		}
+	}
+	return 10 * p, unit, name
 }
 
 // FormatBytes formats n bytes in the largest binary unit that keeps it at
@@ -411,10 +507,4 @@ func group(n int) string {
 		return "-" + b.String()
 	}
 	return b.String()
-}
-
-// textWidth estimates the width of s in pixels at a font size: the PNG's
-// bitmap font is exactly this wide, and sans-serif fonts about as wide.
-func textWidth(s string, size int) int {
-	return len([]rune(s)) * glyphAdvance * fontScale(size)
 }

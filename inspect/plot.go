@@ -75,6 +75,9 @@ func (u Unit) format(v float64) string {
 	case UnitRatio:
 		return strconv.FormatFloat(100*v, 'f', 0, 64) + "%"
 	case UnitMillis:
+		if v >= 100 {
+			return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+		}
 		return strconv.FormatFloat(v, 'g', 3, 64) + " ms"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
@@ -146,7 +149,7 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n", num(lx), y, map[bool]string{false: "14", true: "3"}[tall], h, template.HTMLEscapeString(color))
 		text(lx+19, 36, textSmall, "start", hexColor(colorText), name)
-		lx += 19 + float64(textWidth(name, textSmall)) + 22
+		lx += 19 + float64(drawnWidth(name, textSmall, false)) + 22
 	}
 	for _, s := range p.Series {
 		legend(s.Name, s.Color, false)
@@ -296,7 +299,7 @@ func finite(v float64) float64 {
 }
 
 // niceCeil rounds top up to a round axis maximum, whose quarters are round
-// too: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten (times a
+// too: 1, 1.2, 2, 3, 4, 5, 6 or 8 times a power of ten (times a
 // power of 1024 for bytes); 1 for ratios up to 1 and for an empty chart.
 func niceCeil(top float64, u Unit) float64 {
 	if top <= 0 {
@@ -314,7 +317,7 @@ func niceCeil(top float64, u Unit) float64 {
 		top /= scale
 	}
 	p := math.Pow(base, math.Floor(math.Log10(top)))
-	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
+	for _, m := range []float64{1, 1.2, 2, 3, 4, 5, 6, 8, 10} {
 		if m*p >= top*(1-1e-9) {
 			return m * p * scale
 		}

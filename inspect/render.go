@@ -20,7 +20,7 @@ import (
 // high.
 const MaxMapBuffers = 256
 
-// fontFamily is the SVG's font; the PNG draws its bitmap font instead.
+// fontFamily is the SVG's font; the PNG draws the Go fonts (font.go).
 const fontFamily = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif"
 
 func checkForMap(d *Dump) error {
@@ -139,7 +139,7 @@ func (l *layout) writeSVG(w *bufio.Writer) {
 }
 
 // WritePNG draws d's memory map as a PNG image, as WriteSVG draws it but
-// without hover text and with a bitmap font. It checks d first. The output
+// without hover text, its text in the Go fonts. It checks d first. The output
 // is deterministic. O(regions + pixels).
 func WritePNG(w io.Writer, d *Dump) error {
 	if err := checkForMap(d); err != nil {
@@ -168,8 +168,10 @@ func (l *layout) raster() *image.RGBA {
 		}
 		fillRect(img, s.x, s.y, s.w, s.h, s.fill, s.striped)
 	}
+	ts := typesetter{img: img}
+	defer ts.close()
 	for _, t := range l.texts {
-		drawText(img, t)
+		ts.draw(t)
 	}
 	return img
 }
@@ -209,39 +211,6 @@ func blend(img *image.RGBA, x, y int, c color.RGBA, a float64) {
 	o := img.RGBAAt(x, y)
 	m := func(p, q uint8) uint8 { return uint8(float64(p)*(1-a) + float64(q)*a + 0.5) }
 	img.SetRGBA(x, y, color.RGBA{m(o.R, c.R), m(o.G, c.G), m(o.B, c.B), 0xff})
-}
-
-// drawText draws t with the bitmap font; t.y is the baseline.
-func drawText(img *image.RGBA, t text) {
-	sc := fontScale(t.size)
-	w := textWidth(t.s, t.size)
-	x := int(t.x + 0.5)
-	switch t.anchor {
-	case 'm':
-		x -= w / 2
-	case 'e':
-		x -= w
-	}
-	top := int(t.y+0.5) - (glyphH-1)*sc
-	for _, r := range t.s {
-		g := glyph(r)
-		for row, bits := range g {
-			for col := range glyphW {
-				if bits&(1<<(glyphW-1-col)) == 0 {
-					continue
-				}
-				for dy := range sc {
-					for dx := range sc {
-						blend(img, x+col*sc+dx, top+row*sc+dy, t.fill, 1)
-						if t.bold {
-							blend(img, x+col*sc+dx+1, top+row*sc+dy, t.fill, 1)
-						}
-					}
-				}
-			}
-		}
-		x += glyphAdvance * sc
-	}
 }
 
 // WriteHTML writes a self-contained HTML page (no external assets) with

@@ -3,6 +3,7 @@ package scene
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -327,6 +328,12 @@ type Run struct {
 	limits  device.Limits
 	unload  *unloadResult // with Options.Unload
 	usage   *budget.Usage // the budget's at the end, with Options.Budget
+	// staged is what the mesh Flushes' bound left staged (see
+	// Options.FlushBytes).
+	staged stagedMeshes
+	// err is the error that ended the run at frame len(records)+1; nil
+	// when every frame ran and every check passed.
+	err error
 }
 
 // Stream runs the scene on dev for o.Frames frames of streaming, then
@@ -335,7 +342,9 @@ type Run struct {
 // the device in them. It makes every manager it uses on dev (or on a
 // budget's accounts of it) and releases them before it returns; dev
 // stays the caller's. An error is the first a manager or a check
-// returned, with the frame it came in.
+// returned, with the frame it came in (an *OverBudgetError where the
+// budget refused memory); when it came in a frame, the Run is not nil and
+// holds the frames before it, for their summary and report.
 func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 	if err := o.check(); err != nil {
 		return nil, err
@@ -377,6 +386,27 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 	var prev, busiest inspect.Dump
 	var busiestMoves uint64
 	var written, streamed, readBack uint64
+	// fail ends the run in frame n with err, keeping the frames before n.
+	fail := func(n int, err error) (*Run, error) {
+		if wo.budget != nil {
+			u := wo.budget.Usage()
+			res.usage = &u
+			if errors.Is(err, budget.ErrOverBudget) {
+				err = &OverBudgetError{Frame: n, Usage: u, Err: err}
+			}
+		}
+		if _, ok := err.(*OverBudgetError); !ok {
+			err = fmt.Errorf("frame %d: %w", n, err)
+		}
+		res.err = err
+		if f := frameOf(prev); f > 0 {
+			res.last = prev
+			if len(res.maps) == 0 || frameOf(res.maps[len(res.maps)-1]) != f {
+				res.maps = append(res.maps, prev)
+			}
+		}
+		return res, err
+	}
 	start := time.Now()
 	for n := 1; n <= total; n++ {
 		t0 := time.Now()
@@ -403,22 +433,22 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 		}
 		for _, w := range ws {
 			if err := w.frame(f); err != nil {
-				return nil, fmt.Errorf("frame %d: %w", n, err)
+				return fail(n, err)
 			}
 		}
 		fence, err := dev.Fence()
 		if err != nil {
-			return nil, fmt.Errorf("frame %d: submit: %w", n, err)
+			return fail(n, fmt.Errorf("submit: %w", err))
 		}
 		for _, w := range ws {
 			if err := w.endFrame(f, fence); err != nil {
-				return nil, fmt.Errorf("frame %d: %w", n, err)
+				return fail(n, err)
 			}
 		}
 		for _, w := range ws {
 			c, err := w.check(rng, demoSpotChecks)
 			if err != nil {
-				return nil, fmt.Errorf("frame %d: %w", n, err)
+				return fail(n, err)
 			}
 			res.spot += c
 		}
@@ -442,7 +472,7 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 		for _, w := range ws {
 			if mv, ok := w.(interface{ verifyMoves(*inspect.Dump) error }); ok {
 				if err := mv.verifyMoves(&d); err != nil {
-					return nil, fmt.Errorf("frame %d: %w", n, err)
+					return fail(n, err)
 				}
 			}
 		}
@@ -492,6 +522,9 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 	}
 	for _, w := range ws {
 		res.notes = append(res.notes, w.notes()...)
+		if m, ok := w.(*meshWorkload); ok {
+			res.staged = stagedMeshes{frames: m.framesPending, peak: m.peakPending, skipped: m.skipped}
+		}
 		if t, ok := w.(*textureWorkload); ok && res.unload != nil {
 			res.unload.released = t.r.Stats().BytesReleased
 		}

@@ -1,14 +1,17 @@
 package scene
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpumem/gpumem/budget"
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
 )
@@ -38,6 +41,47 @@ func (g group) String() string {
 	return name + "s"
 }
 
+// bufferColumns head the rows of bufferRows.
+var bufferColumns = []string{"buffers", "count", "live", "occupied", "reserved", "capacity", "growths", "moves", "moved", "fragmentation"}
+
+// bufferRows returns the summary's table of the last frame's buffers: a
+// row per group, in the dump's order, then the total. Fragmentation is
+// of the buffers that compact ("-" for the others).
+func (r *Run) bufferRows() [][]string {
+	var groups []group
+	rows := map[group][]memory.Buffer{}
+	var swept []memory.Buffer
+	for _, b := range r.last.Buffers {
+		g := groupOf(&b)
+		if rows[g] == nil {
+			groups = append(groups, g)
+		}
+		rows[g] = append(rows[g], b)
+		if b.Kind.Compacts() {
+			swept = append(swept, b)
+		}
+	}
+	line := func(name string, bufs []memory.Buffer, frag bool) []string {
+		t := memory.Totals(bufs)
+		fr := "-"
+		if frag {
+			fr = pct(t.Fragmentation)
+		}
+		return []string{name, strconv.Itoa(t.Buffers), strconv.Itoa(t.Allocations),
+			inspect.FormatBytes(t.OccupiedBytes), inspect.FormatBytes(t.ReservedBytes), inspect.FormatBytes(t.CapacityBytes),
+			strconv.FormatUint(t.Growths, 10), strconv.FormatUint(t.Moves, 10), inspect.FormatBytes(t.BytesMoved), fr}
+	}
+	var out [][]string
+	for _, g := range groups {
+		out = append(out, line(g.String(), rows[g], g.kind.Compacts()))
+	}
+	total := line("total", r.last.Buffers, false)
+	if len(swept) > 0 {
+		total[len(total)-1] = pct(memory.Totals(swept).Fragmentation)
+	}
+	return append(out, total)
+}
+
 // WriteSummary writes the run's summary as text: a table of the last
 // frame's buffers grouped by kind and element size, each manager's notes,
 // the figures over the frames, gpumem's time by manager, the zone unload
@@ -54,41 +98,17 @@ func (r *Run) WriteSummary(w io.Writer) {
 		scale += ", budget " + inspect.FormatBytes(r.opts.Budget)
 	}
 	fmt.Fprintf(w, "gpumem demo: %d frames, seed %d%s, on %s\n\n", r.opts.Frames, r.opts.Seed, scale, r.device)
-	// One row per group of buffers of the last frame, in the dump's order.
-	var groups []group
-	rows := map[group][]memory.Buffer{}
-	for _, b := range r.last.Buffers {
-		g := groupOf(&b)
-		if rows[g] == nil {
-			groups = append(groups, g)
-		}
-		rows[g] = append(rows[g], b)
+	if r.err != nil {
+		fmt.Fprintf(w, "The run stopped in frame %d; what follows is of the %d frames before it.\n\n", len(r.records)+1, len(r.records))
+	}
+	if len(r.records) == 0 {
+		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "buffers                                  \tcount\tlive\toccupied\treserved\tcapacity\tgrowths\tmoves\tmoved\tfragmentation\t")
-	line := func(name string, bufs []memory.Buffer) {
-		t := memory.Totals(bufs)
-		fr := "-"
-		if bufs[0].Kind.Compacts() || name == "total" {
-			if name == "total" {
-				var sw []memory.Buffer
-				for _, b := range r.last.Buffers {
-					if b.Kind.Compacts() {
-						sw = append(sw, b)
-					}
-				}
-				t.Fragmentation = memory.Totals(sw).Fragmentation
-			}
-			fr = pct(t.Fragmentation)
-		}
-		fmt.Fprintf(tw, "%-41s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", name, t.Buffers, t.Allocations,
-			inspect.FormatBytes(t.OccupiedBytes), inspect.FormatBytes(t.ReservedBytes), inspect.FormatBytes(t.CapacityBytes),
-			t.Growths, t.Moves, inspect.FormatBytes(t.BytesMoved), fr)
+	fmt.Fprintln(tw, "buffers                                  \t"+strings.Join(bufferColumns[1:], "\t")+"\t")
+	for _, row := range r.bufferRows() {
+		fmt.Fprintf(tw, "%-41s\t%s\t\n", row[0], strings.Join(row[1:], "\t"))
 	}
-	for _, g := range groups {
-		line(g.String(), rows[g])
-	}
-	line("total", r.last.Buffers)
 	tw.Flush()
 	fmt.Fprintln(w, "(the managers' buffers at the last frame, as they show them; growths, moves and moved: over each live buffer's life;\nfragmentation: of the mesh slabs and meshlet arenas)")
 	fmt.Fprintln(w)
@@ -139,22 +159,28 @@ func (r *Run) WriteSummary(w io.Writer) {
 		d := inspect.Dump{Budget: r.usage}
 		fmt.Fprintf(w, "\n%s\n", d.BudgetLine())
 	}
+	if r.err != nil {
+		fmt.Fprintf(w, "read back: %d items spot-checked intact before the run stopped; no final check\n", r.spot)
+		return
+	}
 	fmt.Fprintf(w, "read back: %d items spot-checked during the run, and all %d live meshes, batches, textures and blocks of frames in flight at the end: every byte intact\n", r.spot, r.final)
 }
 
-// writeManagerTimes prints gpumem's time per frame by manager: median,
-// 99th percentile and max over all frames and over the second half, each
+// managerColumns head the rows of managerRows.
+var managerColumns = []string{"manager", "median", "99th percentile", "max", "second half: median", "99th percentile", "max", "share"}
+
+// managerRows returns gpumem's time per frame by manager: median, 99th
+// percentile and max over all frames and over the second half, each
 // manager's own (a manager's p99 frame need not be another's), and the
-// share of gpumem's time over the run.
-func (r *Run) writeManagerTimes(w io.Writer) {
+// share of gpumem's time over the run. The staging belt has a row only
+// where the run used one.
+func (r *Run) managerRows() [][]string {
 	var total time.Duration
 	for _, rec := range r.records {
 		total += rec.gpumem
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "gpumem's time per frame by manager (each manager's own quantiles; share: of gpumem's time over the run):")
-	fmt.Fprintln(tw, "  manager     \tall frames: median\t99th percentile\tmax\tsecond half: median\t99th percentile\tmax\tshare\t")
 	nf := len(r.records)
+	var rows [][]string
 	for m := range numManagers {
 		var sum time.Duration
 		for _, rec := range r.records {
@@ -175,8 +201,18 @@ func (r *Run) writeManagerTimes(w io.Writer) {
 		if total > 0 {
 			share = float64(sum) / float64(total)
 		}
-		fmt.Fprintf(tw, "  %-12s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", managerNames[m], ms3(all[0]), ms3(all[1]), ms3(all[2]),
-			ms3(late[0]), ms3(late[1]), ms3(late[2]), pct(share))
+		rows = append(rows, []string{managerNames[m], ms3(all[0]), ms3(all[1]), ms3(all[2]), ms3(late[0]), ms3(late[1]), ms3(late[2]), pct(share)})
+	}
+	return rows
+}
+
+// writeManagerTimes prints managerRows as a table.
+func (r *Run) writeManagerTimes(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "gpumem's time per frame by manager (each manager's own quantiles; share: of gpumem's time over the run):")
+	fmt.Fprintln(tw, "  manager     \tall frames: "+strings.Join(managerColumns[1:], "\t")+"\t")
+	for _, row := range r.managerRows() {
+		fmt.Fprintf(tw, "  %-12s\t%s\t\n", row[0], strings.Join(row[1:], "\t"))
 	}
 	tw.Flush()
 }
@@ -198,4 +234,90 @@ func ms3(d time.Duration) string {
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
+}
+
+// stagedMeshes is what the bound on a mesh Flush (Options.FlushBytes)
+// left staged: the frames that ended with meshes staged, the most staged
+// at a frame's end, and the spot checks skipped because of them.
+type stagedMeshes struct {
+	frames        uint64
+	peak, skipped int
+}
+
+// frameBudget is a frame at 60 frames a second: gpumem's 99th percentile
+// above it is a problem the report flags.
+const frameBudget = time.Second / 60
+
+// figures are a run's key figures, as the report's cards show them.
+type figures struct {
+	frames                   int // frames that ran
+	resident, residentPeak   uint64
+	capacity                 uint64 // at the last frame
+	streamedPerSecond        uint64 // at 60 frames a second
+	gpumemMedian, gpumemP99  time.Duration
+	frameMedian, frameP99    time.Duration
+	moves                    uint64
+	movedBytes               uint64
+	fragmentation, fragLast  float64 // mean over the frames; the last frame's
+	largestBuffer, maxBuffer uint64
+	spot, final              int
+	intact                   bool // every byte of the final check read back intact
+	budget                   *budget.Usage
+	problems                 []string
+}
+
+// figures returns r's key figures and the problems a reader should see
+// first: a run that stopped, memory over the budget, meshes left staged
+// by Flush's bound in many frames, gpumem's 99th percentile over a frame
+// at 60 frames a second.
+func (r *Run) figures() figures {
+	f := figures{frames: len(r.records), spot: r.spot, final: r.final, intact: r.err == nil, budget: r.usage,
+		maxBuffer: r.limits.MaxBufferSize, resident: r.last.Totals.OccupiedBytes, capacity: r.last.Totals.CapacityBytes}
+	var streamed uint64
+	var fragSum float64
+	durs, gpu := make([]time.Duration, len(r.records)), make([]time.Duration, len(r.records))
+	for i, rec := range r.records {
+		f.residentPeak = max(f.residentPeak, rec.occupied)
+		streamed += rec.streamed
+		f.moves += rec.moves
+		f.movedBytes += rec.bytesMoved
+		fragSum += rec.fragmentation
+		durs[i], gpu[i] = rec.dur, rec.gpumem
+		f.fragLast = rec.fragmentation
+	}
+	for _, b := range r.last.Buffers {
+		if b.Layers == 0 {
+			f.largestBuffer = max(f.largestBuffer, b.CapacityBytes)
+		}
+	}
+	if n := len(r.records); n > 0 {
+		f.streamedPerSecond = 60 * streamed / uint64(n)
+		f.fragmentation = fragSum / float64(n)
+		f.frameMedian, f.frameP99 = quantile(durs, 0.5), quantile(durs, 0.99)
+		f.gpumemMedian, f.gpumemP99 = quantile(gpu, 0.5), quantile(gpu, 0.99)
+	}
+	var obe *OverBudgetError
+	switch {
+	case errors.As(r.err, &obe):
+		f.problems = append(f.problems, fmt.Sprintf("Over budget: the budget of %s refused memory in frame %d after its reclaimers ran; the managers had held %s at their peak. The run needs a budget above %s; this report shows the %d frames before.",
+			inspect.FormatBytes(obe.Usage.Limit), obe.Frame, inspect.FormatBytes(obe.Usage.Peak), inspect.FormatBytes(obe.Usage.Limit), f.frames))
+	case r.err != nil:
+		f.problems = append(f.problems, fmt.Sprintf("The run stopped in frame %d: %v. This report shows the %d frames before.", f.frames+1, r.err, f.frames))
+	}
+	if u := r.usage; u != nil && u.Refusals > 0 && obe == nil {
+		f.problems = append(f.problems, fmt.Sprintf("Over budget: the budget of %s refused %d requests the managers survived (peak %s).",
+			inspect.FormatBytes(u.Limit), u.Refusals, inspect.FormatBytes(u.Peak)))
+	}
+	// Flush's bound spreads a burst of loading over a few frames; staged
+	// meshes at the end of a tenth of the frames or more mean the stream
+	// outruns it.
+	if st := r.staged; f.frames > 0 && st.frames*10 >= uint64(f.frames) {
+		f.problems = append(f.problems, fmt.Sprintf("Meshes still staged: %d of %d frames ended with meshes a Flush had not taken (%d at most), and %d spot checks skipped them: the stream outruns the Flush bound of %s (-flush-bytes).",
+			st.frames, f.frames, st.peak, st.skipped, inspect.FormatBytes(r.opts.FlushBytes)))
+	}
+	if f.gpumemP99 > frameBudget {
+		f.problems = append(f.problems, fmt.Sprintf("Slow frames: gpumem's calls took %s at the 99th percentile, more than a frame at 60 frames a second (%s).",
+			ms(f.gpumemP99), ms(frameBudget)))
+	}
+	return f
 }

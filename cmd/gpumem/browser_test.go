@@ -161,8 +161,13 @@ const reportChecks = `<script>
   links.forEach(function (a) {
     if (!document.getElementById(a.getAttribute('href').slice(1))) fail('contents link ' + a.getAttribute('href') + ' leads nowhere');
   });
-  // The stacked chart: a band per category, each drawn with some height.
-  var st = document.querySelector('svg.gpumem-plot.stacked');
+  // The first screen: the problems (or none) and the key figures, whole.
+  var top = document.getElementById('problems'), figs = document.getElementById('figures');
+  r.cards = figs ? figs.querySelectorAll('.card').length : 0;
+  r.firstScreen = !!top && !!figs && figs.getBoundingClientRect().bottom <= 1000;
+  // The stacked chart of memory by category: a band per category, each
+  // drawn with some height.
+  var st = document.querySelector('svg.gpumem-plot.stacked[aria-label^="Memory by category"]');
   r.bands = 0;
   if (st) st.querySelectorAll('polygon.band').forEach(function (b) { if (b.getBBox().height > 0) r.bands++; });
   // Hover values: columns titled with the frame's values.
@@ -202,7 +207,8 @@ const reportChecks = `<script>
 
 // TestBrowserReport renders the demo's report in headless Chromium with
 // reportChecks and checks the new parts as laid out: the contents, the
-// stacked chart of memory by category, values on hover, the reserved line
+// problems and the key figures on the first screen, the stacked chart of
+// memory by category, values on hover, the reserved line
 // over the occupied fill, each map once, texture pages as grids of layers,
 // and per-frame moves per buffer agreeing with the striped regions (the
 // tables said 0 for every mesh slab while the map striped 211 regions).
@@ -234,6 +240,8 @@ func TestBrowserReport(t *testing.T) {
 	}
 	var r struct {
 		Errors        []string
+		Cards         int
+		FirstScreen   bool
 		Contents      int
 		Bands         int
 		Hover         int
@@ -251,8 +259,11 @@ func TestBrowserReport(t *testing.T) {
 		t.Error(e)
 	}
 	t.Logf("contents %d links, %d bands, %d hover columns, maps %+v", r.Contents, r.Bands, r.Hover, r.Maps)
-	if r.Contents < 12 {
-		t.Errorf("contents: %d links, want the summary, the plots, headroom and each map", r.Contents)
+	if r.Contents < 7 {
+		t.Errorf("contents: %d links, want the plots, the tables, headroom, the maps and the summary", r.Contents)
+	}
+	if r.Cards != 8 || !r.FirstScreen {
+		t.Errorf("%d cards of key figures, on the first screen %v: want 8, above 1000 pixels", r.Cards, r.FirstScreen)
 	}
 	// One band per category: vertex, index, meshlet, texture, uniform,
 	// scratch, readback.

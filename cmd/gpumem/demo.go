@@ -15,6 +15,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/device/webgpu"
+	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/scene"
 )
 
@@ -206,19 +207,35 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return err
 	})
 	prog.clear()
-	if err != nil {
+	if res == nil {
 		return err
 	}
+	// A run that stopped in a frame still has its summary and report,
+	// of the frames before.
 	res.WriteSummary(stdout)
 	if cfg.report != "" {
 		var b bytes.Buffer
-		if err := res.WriteReport(&b); err != nil {
-			return err
+		if rerr := res.WriteReport(&b); rerr != nil {
+			return errors.Join(err, rerr)
 		}
-		if err := os.WriteFile(cfg.report, b.Bytes(), 0o644); err != nil {
-			return err
+		if werr := os.WriteFile(cfg.report, b.Bytes(), 0o644); werr != nil {
+			return errors.Join(err, werr)
 		}
 		fmt.Fprintf(stdout, "report: %s\n", cfg.report)
+	}
+	var obe *scene.OverBudgetError
+	if errors.As(err, &obe) {
+		prog.start("the run again without a limit, for its peak")
+		need, nerr := scene.NeededBudget(dev, name, cfg.Options)
+		prog.clear()
+		if nerr != nil {
+			return errors.Join(err, nerr)
+		}
+		return fmt.Errorf("%w\nThe device had room: -budget %s is what ran out. Without a limit the run peaks at %s: -budget %sMiB or more passes.",
+			err, inspect.FormatBytes(obe.Usage.Limit), inspect.FormatBytes(need), strconv.FormatFloat(math.Ceil(float64(need)/(1<<20)*10)/10, 'f', -1, 64))
+	}
+	if err != nil {
+		return err
 	}
 	if cfg.dump != "" {
 		var b bytes.Buffer

@@ -185,3 +185,35 @@ func readDump(t *testing.T, path string) inspect.Dump {
 	}
 	return d
 }
+
+// TestDemoOverBudget: a budget too small for the run fails naming the
+// budget, not the device, and the report and summary of the frames before
+// are written, the problem at the top, and the error names a budget that
+// passes.
+func TestDemoOverBudget(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report.html")
+	status, stdout, stderr := gpumem("demo", "-device", "host", "-budget", "8MiB", "-o", out)
+	if status != 1 || !strings.HasPrefix(stderr, "gpumem demo: over the budget of 8.0 MiB in frame ") ||
+		strings.Contains(stderr, "device: out of memory") || !strings.Contains(stderr, "at their peak") {
+		t.Fatalf("status %d, stderr:\n%s", status, stderr)
+	}
+	if !strings.Contains(stdout, "The run stopped in frame ") || !strings.Contains(stdout, "report: "+out) {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(page); !strings.Contains(p, `<div class="verdict bad" id="problems">`) || !strings.Contains(p, "Over budget: the budget of 8.0 MiB refused memory in frame ") {
+		t.Error("the report does not flag the budget at the top")
+	}
+	// The budget it names passes.
+	m := regexp.MustCompile(`Without a limit the run peaks at [\d.]+ MiB: -budget ([\d.]+MiB) or more passes\.`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no budget that passes in:\n%s", stderr)
+	}
+	if status, _, stderr := gpumem("demo", "-device", "host", "-budget", m[1], "-o", ""); status != 0 {
+		t.Errorf("-budget %s: status %d\n%s", m[1], status, stderr)
+	}
+}

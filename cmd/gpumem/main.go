@@ -29,9 +29,8 @@ import (
 )
 
 // A command is one subcommand of gpumem. run parses its own flags from args
-// (writing usage to stderr on a flag error, as flag.ContinueOnError does)
-// and returns nil, flag.ErrHelp after -h, a *usageError, or any other error
-// for a failure.
+// with parseArgs and returns nil, flag.ErrHelp after -h (its usage
+// written), a *usageError, or any other error for a failure.
 type command struct {
 	name    string
 	summary string
@@ -44,6 +43,7 @@ var commands = []command{
 	{"devbench", "measure buffer moves (copy and compute paths) on a WebGPU adapter", runDevbench},
 	{"demo", "run a scene-streaming simulation and write a report with memory maps", runDemo},
 	{"map", "draw the memory map of a dump as HTML, SVG or PNG", runMap},
+	{"serve", "build examples/browser for the browser and serve it on this machine", runServe},
 }
 
 func main() {
@@ -53,39 +53,40 @@ func main() {
 	os.Exit(status)
 }
 
-// quietLoader gives the process a private XDG_RUNTIME_DIR when it has none,
-// before any device opens, and returns what removes it. Without one, the
-// Vulkan loader's window-system code prints "error: XDG_RUNTIME_DIR is
-// invalid or not set in the environment." on every webgpu device it opens.
-// A command line may set its own environment; package device/webgpu does
-// not touch a library user's.
+// quietLoader turns off Mesa's device-select Vulkan layer
+// (NODEVICE_SELECT=1) unless the environment says otherwise, before any
+// device opens, and returns what restores the environment. The command
+// draws on no display, and the layer asks Wayland which GPU drives one:
+// without a login session (no XDG_RUNTIME_DIR) libwayland prints "error:
+// XDG_RUNTIME_DIR is invalid or not set in the environment." at every
+// adapter request. WebGPU picks among all adapters without the layer.
 func quietLoader() (cleanup func()) {
-	if os.Getenv("XDG_RUNTIME_DIR") != "" {
+	if _, set := os.LookupEnv("NODEVICE_SELECT"); set {
 		return func() {}
 	}
-	dir, err := os.MkdirTemp("", "gpumem-runtime-")
-	if err != nil {
-		return func() {}
-	}
-	os.Setenv("XDG_RUNTIME_DIR", dir)
-	return func() {
-		os.Unsetenv("XDG_RUNTIME_DIR")
-		os.RemoveAll(dir)
-	}
+	os.Setenv("NODEVICE_SELECT", "1")
+	return func() { os.Unsetenv("NODEVICE_SELECT") }
 }
 
 // parseArgs parses fs's flags from args, which may come before, after or
 // between the command's arguments, and returns the arguments in order.
 // "--" ends the flags: every argument after it is an argument. The error
-// is nil, flag.ErrHelp, or a reported *usageError.
+// is nil, flag.ErrHelp (after fs.Usage wrote the whole usage), or a
+// *usageError naming the bad flag: a typo gets two lines, not the help.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if err == flag.ErrHelp {
+				fs.SetOutput(out)
+				usage()
 				return nil, err
 			}
-			return nil, &usageError{msg: err.Error(), reported: true}
+			return nil, &usageError{msg: err.Error()}
 		}
 		left := fs.Args()
 		if len(left) == 0 {
@@ -100,10 +101,8 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // usageError is an error in how a command was called (exit status 2).
-// reported means the message was written already (by the flag package).
 type usageError struct {
-	msg      string
-	reported bool
+	msg string
 }
 
 func (e *usageError) Error() string { return e.msg }
@@ -140,9 +139,7 @@ func exitStatus(cmd command, err error, stderr io.Writer) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		if !ue.reported {
-			fmt.Fprintf(stderr, "gpumem %s: %s\nRun 'gpumem help %s' for usage.\n", cmd.name, ue.msg, cmd.name)
-		}
+		fmt.Fprintf(stderr, "gpumem %s: %s\nRun 'gpumem help %s' for usage.\n", cmd.name, ue.msg, cmd.name)
 		return 2
 	}
 	fmt.Fprintf(stderr, "gpumem %s: %v\n", cmd.name, err)

@@ -56,3 +56,21 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageErrorIsShort: a bad flag or value gets the flag named and one
+// line pointing at help, not the command's whole usage, in every command.
+func TestUsageErrorIsShort(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "-bogus"}, {"demo", "-scale", "abc"}, {"demo", "-budget", "lots"},
+		{"map", "-x"}, {"replay", "-policy"}, {"devbench", "-iters", "many"},
+	} {
+		status, stdout, stderr := gpumem(args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		name := args[0]
+		if status != 2 || stdout != "" || len(lines) != 2 ||
+			!strings.HasPrefix(lines[0], "gpumem "+name+": ") || !strings.Contains(lines[0], args[1]) ||
+			lines[1] != "Run 'gpumem help "+name+"' for usage." {
+			t.Errorf("gpumem %s: status %d, stdout %q, stderr (%d lines):\n%s", strings.Join(args, " "), status, stdout, len(lines), stderr)
+		}
+	}
+}

@@ -8,12 +8,14 @@
 // pages, every frame sweeps within a budget, and at the end every live
 // mesh is read back from where gpumem moved it and compared with its data.
 //
-// Build it and serve the folder with any static file server:
+// Build it, serve it and print its URL with one command, from gpumem's
+// module (the build goes to a temporary folder):
 //
-//	GOOS=js GOARCH=wasm go build -o examples/browser/browser.wasm ./examples/browser
-//	cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" examples/browser/
-//	python3 -m http.server -d examples/browser 8080   # then open http://localhost:8080
+//	go run ./cmd/gpumem serve   # then open http://127.0.0.1:8080/
 //
+// The page's query sets the flags (?frames=60&size=256); at the end it
+// posts its status line and the canvas to the server it came from, which
+// gpumem serve prints (and its test checks).
 // The browser needs WebGPU (Chromium: on Linux without a GPU, start it with
 // --enable-unsafe-webgpu; it runs on SwiftShader). The page's #status line
 // says how far it got and ends "every mesh byte intact" or with the error;

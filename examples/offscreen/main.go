@@ -1,18 +1,17 @@
+//go:build !js
+
 // Command offscreen is a small WebGPU renderer that owns its device and
 // lets gpumem manage the memory on it, rendering to a texture and writing
 // the last frame as a PNG.
 //
-// It shows the whole of "bring your own device": the program creates its
-// instance, adapter and device through github.com/oliverbestmann/webgpu
-// and hands the device to gpumem with webgpu.Wrap. Over its frames a few
-// hundred meshes stream in and out of gpumem's mesh slabs (drawn with base
-// vertex and first index), their textures in and out of its bindless pages
-// (sampled by the handle each draw carries), the per-frame constants go
-// through its ring, and every frame runs a budgeted sweep; gpumem's draw
-// table keeps every mesh's draw arguments where the sweep put it, and
-// each frame's draws go out as one multi-draw per slab group. The scene and the renderer are in
-// package scene (github.com/gpumem/gpumem/scene); examples/window draws the same scene in a
-// window.
+// The program creates its instance, adapter and device through
+// github.com/oliverbestmann/webgpu and hands the device to gpumem with
+// webgpu.Wrap. The scene and its renderer are package scene
+// (github.com/gpumem/gpumem/scene): meshes stream in and out of gpumem's
+// mesh slabs, textures of its bindless pages, constants go through its
+// ring, every frame sweeps, and gpumem's draw table keeps every mesh's
+// draw arguments where the sweep put it, drawn as one multi-draw per slab
+// group. examples/window draws the same scene in a window.
 //
 //	go run ./examples/offscreen -frames 300 -size 512x512 -o offscreen.png
 //
@@ -31,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/scene"
 	"github.com/oliverbestmann/webgpu/wgpu"
@@ -93,20 +93,15 @@ func run(cfg config, out string) error {
 	if err == nil {
 		err = png.Encode(f, img)
 	}
+	if err == nil {
+		err = f.Close()
+	}
 	if err != nil {
 		os.Remove(out)
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Printf("%d frames: %d meshes and textures in, %d out, %d drawn in the last frame in %d %v draw calls\n",
-		st.Frames, st.Added, st.Removed, st.Drawn, st.DrawCalls, st.DrawMode)
-	fmt.Printf("mesh slabs: %d, %d growths, %d ranges moved, %d draw records rebuilt\n",
-		st.Mesh.Slabs, st.Mesh.Growths, st.Mesh.Moves, st.Rebuilt)
-	fmt.Printf("bindless: %d pages, %d textures, %d free layers; ring: %d KiB, %d growths\n",
-		st.Bindless.Pages, st.Bindless.Registered, st.Bindless.FreeLayers, st.Ring.SizeBytes>>10, st.Ring.Growths)
-	fmt.Printf("wrote %s (%dx%d)\n", out, cfg.width, cfg.height)
+	fmt.Printf("%d frames: %d meshes and textures in, %d out, %d drawn in the last frame in %d %v draw calls; %d slab growths, %d ranges moved; wrote %s\n",
+		st.Frames, st.Added, st.Removed, st.Drawn, st.DrawCalls, st.DrawMode, st.Mesh.Growths, st.Mesh.Moves, out)
 	return nil
 }
 
@@ -122,6 +117,14 @@ type gpu struct {
 }
 
 func openGPU() (*gpu, error) {
+	// Rendering offscreen, the program has no display to pick a GPU for.
+	// Mesa's device-select Vulkan layer would ask Wayland and X11 which
+	// GPU drives the screen, and without a login session (no
+	// XDG_RUNTIME_DIR) libwayland prints an error at each adapter
+	// request; WebGPU picks among all adapters without the layer.
+	if _, set := os.LookupEnv("NODEVICE_SELECT"); !set {
+		os.Setenv("NODEVICE_SELECT", "1")
+	}
 	g := &gpu{instance: wgpu.CreateInstance(nil)}
 	ad, err := g.instance.RequestAdapter(&wgpu.RequestAdapterOptions{})
 	if err != nil || ad == nil {
@@ -153,8 +156,8 @@ func (g *gpu) release() {
 	g.instance.Release()
 }
 
-// render renders cfg.frames frames of the scene into a texture of its
-// own on wd and returns the last one.
+// render renders cfg.frames frames of the scene into a texture on wd and
+// returns the last one.
 func render(wd *wgpu.Device, cfg config) (*image.RGBA, scene.Stats, error) {
 	dev, err := webgpu.Wrap(wd)
 	if err != nil {
@@ -166,30 +169,31 @@ func render(wd *wgpu.Device, cfg config) (*image.RGBA, scene.Stats, error) {
 		return nil, scene.Stats{}, err
 	}
 	defer r.Release()
-
-	target, err := wd.TryCreateTexture(&wgpu.TextureDescriptor{
-		Label:         "offscreen target",
-		Size:          wgpu.Extent3D{Width: cfg.width, Height: cfg.height, DepthOrArrayLayers: 1},
-		MipLevelCount: 1, SampleCount: 1, Dimension: wgpu.TextureDimension2D,
-		Format: wgpu.TextureFormatRGBA8Unorm,
-		Usage:  wgpu.TextureUsageRenderAttachment | wgpu.TextureUsageCopySrc,
+	// The target is a texture of gpumem's, so that gpumem reads it back.
+	target, err := dev.CreateTexture(device.TextureDesc{
+		Label: "offscreen target", Format: device.RGBA8Unorm, Width: cfg.width, Height: cfg.height,
+		Layers: 1, Mips: 1, Samples: 1, Usage: device.TextureRenderAttachment | device.TextureCopySrc,
 	})
 	if err != nil {
 		return nil, scene.Stats{}, err
 	}
 	defer target.Release()
-	view, err := target.TryCreateView(nil)
+	rt, err := dev.RawTexture(target)
+	if err != nil {
+		return nil, scene.Stats{}, err
+	}
+	view, err := rt.TryCreateView(nil)
 	if err != nil {
 		return nil, scene.Stats{}, err
 	}
 	defer view.Release()
 
-	for frame := range cfg.frames {
+	for frame := 1; frame <= cfg.frames; frame++ {
 		if err := r.Update(); err != nil {
-			return nil, scene.Stats{}, fmt.Errorf("frame %d: %w", frame+1, err)
+			return nil, scene.Stats{}, fmt.Errorf("frame %d: %w", frame, err)
 		}
 		if err := r.Render(view, cfg.width, cfg.height); err != nil {
-			return nil, scene.Stats{}, fmt.Errorf("frame %d: %w", frame+1, err)
+			return nil, scene.Stats{}, fmt.Errorf("frame %d: %w", frame, err)
 		}
 	}
 	// Every mesh read back from where gpumem moved it: no byte lost; and
@@ -200,51 +204,9 @@ func render(wd *wgpu.Device, cfg config) (*image.RGBA, scene.Stats, error) {
 	if err := r.CheckDraws(); err != nil {
 		return nil, scene.Stats{}, err
 	}
-	img, err := readPixels(wd, target, cfg.width, cfg.height)
-	return img, r.Stats(), err
-}
-
-// readPixels copies tex, an RGBA8 texture of width x height, to a
-// mappable buffer and returns its pixels. It waits for the GPU.
-func readPixels(wd *wgpu.Device, tex *wgpu.Texture, width, height uint32) (*image.RGBA, error) {
-	row := (width*4 + 255) &^ 255 // texture-to-buffer rows are 256-byte aligned
-	size := uint64(row) * uint64(height)
-	buf, err := wd.TryCreateBuffer(&wgpu.BufferDescriptor{Label: "read back", Size: size, Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
-	if err != nil {
-		return nil, err
+	img := image.NewRGBA(image.Rect(0, 0, int(cfg.width), int(cfg.height)))
+	if err := dev.ReadTexture(target, 0, 0, img.Pix); err != nil {
+		return nil, scene.Stats{}, err
 	}
-	defer buf.Release()
-	enc, err := wd.TryCreateCommandEncoder(nil)
-	if err != nil {
-		return nil, err
-	}
-	defer enc.Release()
-	if err := enc.TryCopyTextureToBuffer(tex.AsImageCopy(), &wgpu.TexelCopyBufferInfo{
-		Buffer: buf,
-		Layout: wgpu.TexelCopyBufferLayout{BytesPerRow: row, RowsPerImage: height},
-	}, &wgpu.Extent3D{Width: width, Height: height, DepthOrArrayLayers: 1}); err != nil {
-		return nil, err
-	}
-	cb, err := enc.TryFinish(nil)
-	if err != nil {
-		return nil, err
-	}
-	q := wd.GetQueue()
-	defer q.Release()
-	q.Submit(cb)
-	cb.Release()
-	status := wgpu.MapAsyncStatus(0)
-	if err := buf.TryMapAsync(wgpu.MapModeRead, 0, size, func(s wgpu.MapAsyncStatus) { status = s }); err != nil {
-		return nil, err
-	}
-	wd.Poll(true, nil)
-	if status != wgpu.MapAsyncStatusSuccess {
-		return nil, fmt.Errorf("map the read-back buffer: status %v", status)
-	}
-	img := image.NewRGBA(image.Rect(0, 0, int(width), int(height)))
-	data := buf.GetMappedRange(0, uint(size))
-	for y := range int(height) {
-		copy(img.Pix[y*img.Stride:(y+1)*img.Stride], data[y*int(row):])
-	}
-	return img, buf.TryUnmap()
+	return img, r.Stats(), nil
 }

@@ -1,12 +1,17 @@
+//go:build !js
+
 package main
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpumem/gpumem/draw/multidraw"
@@ -270,5 +275,80 @@ func TestBadFlags(t *testing.T) {
 	cfg := config{frames: 1}
 	if err := cfg.parse("640x480", nil); err != nil || cfg.width != 640 || cfg.height != 480 {
 		t.Errorf("-size 640x480: %v, %dx%d", err, cfg.width, cfg.height)
+	}
+}
+
+// readPixels copies tex, an RGBA8 texture of width x height, to a
+// mappable buffer and returns its pixels. It waits for the GPU.
+func readPixels(wd *wgpu.Device, tex *wgpu.Texture, width, height uint32) (*image.RGBA, error) {
+	row := (width*4 + 255) &^ 255 // texture-to-buffer rows are 256-byte aligned
+	size := uint64(row) * uint64(height)
+	buf, err := wd.TryCreateBuffer(&wgpu.BufferDescriptor{Label: "read back", Size: size, Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
+	if err != nil {
+		return nil, err
+	}
+	defer buf.Release()
+	enc, err := wd.TryCreateCommandEncoder(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer enc.Release()
+	if err := enc.TryCopyTextureToBuffer(tex.AsImageCopy(), &wgpu.TexelCopyBufferInfo{
+		Buffer: buf,
+		Layout: wgpu.TexelCopyBufferLayout{BytesPerRow: row, RowsPerImage: height},
+	}, &wgpu.Extent3D{Width: width, Height: height, DepthOrArrayLayers: 1}); err != nil {
+		return nil, err
+	}
+	cb, err := enc.TryFinish(nil)
+	if err != nil {
+		return nil, err
+	}
+	q := wd.GetQueue()
+	defer q.Release()
+	q.Submit(cb)
+	cb.Release()
+	status := wgpu.MapAsyncStatus(0)
+	if err := buf.TryMapAsync(wgpu.MapModeRead, 0, size, func(s wgpu.MapAsyncStatus) { status = s }); err != nil {
+		return nil, err
+	}
+	wd.Poll(true, nil)
+	if status != wgpu.MapAsyncStatusSuccess {
+		return nil, fmt.Errorf("map the read-back buffer: status %v", status)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, int(width), int(height)))
+	data := buf.GetMappedRange(0, uint(size))
+	for y := range int(height) {
+		copy(img.Pix[y*img.Stride:(y+1)*img.Stride], data[y*int(row):])
+	}
+	return img, buf.TryUnmap()
+}
+
+// TestMain runs the command itself where the environment asks
+// (OFFSCREEN_MAIN=1), for TestNoDisplayNoise.
+func TestMain(m *testing.M) {
+	if os.Getenv("OFFSCREEN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestNoDisplayNoise runs the command without a login session (no
+// XDG_RUNTIME_DIR) and checks that it prints nothing on stderr: no
+// window-system probe complains about a display it does not use.
+func TestNoDisplayNoise(t *testing.T) {
+	testGPU(t).release() // skip where there is no adapter
+	out := filepath.Join(t.TempDir(), "out.png")
+	cmd := exec.Command(os.Args[0], "-frames", "3", "-size", "64x64", "-o", out)
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "XDG_RUNTIME_DIR" && k != "NODEVICE_SELECT" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "OFFSCREEN_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 || !strings.Contains(stdout.String(), "wrote "+out) {
+		t.Fatalf("offscreen without XDG_RUNTIME_DIR: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
 }

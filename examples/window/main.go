@@ -120,6 +120,17 @@ func checkPNG(path string) error {
 }
 
 func run(cfg config) error {
+	// Without a Wayland display, ask nothing of Wayland: GLFW would try it
+	// before X11, and Mesa's device-select Vulkan layer would ask it which
+	// GPU drives the screen; without a login session (no XDG_RUNTIME_DIR)
+	// libwayland prints an error for each. The surface picks an adapter
+	// that can present.
+	if os.Getenv("WAYLAND_DISPLAY") == "" {
+		glfw.InitHint(glfw.PlatformHint, int(glfw.PlatformX11))
+		if _, set := os.LookupEnv("NODEVICE_SELECT"); !set {
+			os.Setenv("NODEVICE_SELECT", "1")
+		}
+	}
 	if err := glfw.Init(); err != nil {
 		return fmt.Errorf("no display: %w (a window needs an X11 or Wayland display: set DISPLAY, or run under Xvfb)", err)
 	}
