@@ -197,6 +197,7 @@ func (f figures) cards() []card {
 		{Label: "gpumem per frame, median", Value: ms(f.gpumemMedian), Detail: fmt.Sprintf("the whole frame, with the demo's work: %s", ms(f.frameMedian))},
 		{Label: "gpumem per frame, 99th percentile", Value: ms(f.gpumemP99), Bad: f.gpumemP99 > frameBudget,
 			Detail: fmt.Sprintf("a frame at 60 frames a second is %s; the whole frame's: %s", ms(frameBudget), ms(f.frameP99))},
+		f.gpuCard(),
 		{Label: "Moves", Value: strconv.FormatUint(f.moves, 10), Detail: fmt.Sprintf("%s moved by sweeps and compactions, %.1f moves a frame", inspect.FormatBytes(f.movedBytes), float64(f.moves)/float64(max(f.frames, 1)))},
 		{Label: "Fragmentation", Value: pct(f.fragmentation), Detail: fmt.Sprintf("mean over the frames (1 - largest free / free); %s at the last frame", pct(f.fragLast))},
 	}
@@ -556,3 +557,12 @@ striped allocations moved during that frame; gray is free. Hover over a region f
 {{define "table"}}<div class="scroll"><table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table></div>{{end}}`))
+
+// gpuCard is the card of the GPU's time for gpumem's work a frame.
+func (f figures) gpuCard() card {
+	if !f.gpuOK {
+		return card{Label: "GPU per frame", Value: "not measured", Detail: "the device has no timestamp queries"}
+	}
+	return card{Label: "GPU per frame, median", Value: ms(f.gpuMedian), Bad: f.gpuP99 > frameBudget,
+		Detail: fmt.Sprintf("the work gpumem recorded (copies, moves, mips), by timestamps; 99th percentile %s", ms(f.gpuP99))}
+}

@@ -66,7 +66,7 @@ func TestReportAtAGlance(t *testing.T) {
 	r := reportOf(t, run)
 	top, _, _ := strings.Cut(r, `<nav id="contents">`)
 	for _, want := range []string{`<div class="verdict bad" id="problems">`, "Meshes still staged: ", "Resident", "Streamed in",
-		"gpumem per frame, median", "gpumem per frame, 99th percentile", "Moves", "Fragmentation", "Headroom (no budget)", "every byte intact"} {
+		"gpumem per frame, median", "gpumem per frame, 99th percentile", "GPU per frame", "Moves", "Fragmentation", "Headroom (no budget)", "every byte intact"} {
 		if !strings.Contains(top, want) {
 			t.Errorf("the report's top lacks %q", want)
 		}

@@ -311,6 +311,11 @@ type frameRecord struct {
 	// read-back checks, dumps), byManager that part by manager.
 	dur, gpumem time.Duration
 	byManager   [numManagers]time.Duration
+	// gpu is the device's time for the work gpumem recorded in the frame
+	// (copies, moves, mips), from GPU timestamps; gpuOK is false on a
+	// device without them.
+	gpu   time.Duration
+	gpuOK bool
 }
 
 // Run is what Stream produced: the frames' figures and the memory maps
@@ -408,9 +413,13 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 		return res, err
 	}
 	start := time.Now()
+	gt := newGPUTimes(dev)
 	for n := 1; n <= total; n++ {
 		t0 := time.Now()
 		sw.reset()
+		if err := gt.begin(); err != nil {
+			return fail(n, err)
+		}
 		f := &frameState{n: n, rng: rng, seed: o.Seed, scale: o.Scale, churn: o.Speed / DefaultSpeed, gpumem: sw, names: names}
 		cam, radius := float64(n-1)*o.Speed, float64(demoViewRadius)
 		if n > o.Frames {
@@ -435,6 +444,9 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 			if err := w.frame(f); err != nil {
 				return fail(n, err)
 			}
+		}
+		if err := gt.end(len(res.records)); err != nil {
+			return fail(n, err)
 		}
 		fence, err := dev.Fence()
 		if err != nil {
@@ -477,6 +489,9 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 			}
 		}
 		res.records = append(res.records, record(rec, &d, &prev, n))
+		if err := gt.collect(res.records, false); err != nil {
+			return fail(n, err)
+		}
 		r := &res.records[len(res.records)-1]
 		for _, w := range ws {
 			switch w.(type) {
@@ -504,6 +519,9 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 	}
 	if err := dev.Wait(); err != nil {
 		return nil, fmt.Errorf("wait: %w", err)
+	}
+	if err := gt.collect(res.records, true); err != nil {
+		return nil, err
 	}
 	res.total = time.Since(start)
 	for _, w := range ws {
@@ -707,3 +725,69 @@ func checkSome[T any](items []T, rng *rand.Rand, n int, check func(T) error) (in
 // Last returns the dump of the last frame: every manager's buffers, as
 // inspect.Snapshot shows them (gpumem map draws it).
 func (r *Run) Last() inspect.Dump { return r.last }
+
+// gpuTimes stamps each frame's recorded work on a device with GPU
+// timestamps and reads the spans back as they complete.
+type gpuTimes struct {
+	tm      device.Timer // nil: the device has none
+	first   device.Stamp
+	pending []gpuSpan // in frame order
+}
+
+type gpuSpan struct {
+	frame int // index in the records
+	span  device.Span
+}
+
+func newGPUTimes(dev device.Device) *gpuTimes {
+	tm, _ := device.TimerOf(dev)
+	return &gpuTimes{tm: tm}
+}
+
+// begin stamps the start of a frame's work.
+func (g *gpuTimes) begin() error {
+	if g.tm == nil {
+		return nil
+	}
+	s, err := g.tm.Stamp()
+	if err != nil {
+		return fmt.Errorf("gpu time: %w", err)
+	}
+	g.first = s
+	return nil
+}
+
+// end stamps the end of the work of the frame whose record will be at
+// index frame.
+func (g *gpuTimes) end(frame int) error {
+	if g.tm == nil {
+		return nil
+	}
+	s, err := g.tm.Stamp()
+	if err != nil {
+		return fmt.Errorf("gpu time: %w", err)
+	}
+	g.pending = append(g.pending, gpuSpan{frame, device.Span{Begin: g.first, End: s}})
+	return nil
+}
+
+// collect writes the times that are back into their records, oldest
+// first; with all set, after the device's Wait, every one is back.
+func (g *gpuTimes) collect(recs []frameRecord, all bool) error {
+	for len(g.pending) > 0 && g.pending[0].frame < len(recs) {
+		p := g.pending[0]
+		d, ok, err := device.Elapsed(g.tm, p.span)
+		if err != nil {
+			return fmt.Errorf("gpu time: %w", err)
+		}
+		if !ok {
+			if all {
+				return fmt.Errorf("gpu time of frame %d: not back after Wait", p.frame+1)
+			}
+			return nil
+		}
+		recs[p.frame].gpu, recs[p.frame].gpuOK = d, true
+		g.pending = g.pending[1:]
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/internal/testdevice"
@@ -56,9 +57,37 @@ func TestStreamWebGPU(t *testing.T) {
 	}
 	var gpu strings.Builder
 	run.WriteSummary(&gpu)
-	cpu, _ := streamTest(t, o)
-	if numbers(gpu.String()) != numbers(cpu) {
-		t.Errorf("webgpu and host differ:\n%s\n---\n%s", numbers(gpu.String()), numbers(cpu))
+	cpu, host := streamTest(t, o)
+	checkGPUTime(t, dev, run, gpu.String(), host)
+	// The GPU times are the one thing the host lacks.
+	onGPU := regexp.MustCompile(`(?m)^  on the GPU \(timestamps.*\n`)
+	if g := onGPU.ReplaceAllString(gpu.String(), ""); numbers(g) != numbers(cpu) {
+		t.Errorf("webgpu and host differ:\n%s\n---\n%s", numbers(g), numbers(cpu))
+	}
+}
+
+// checkGPUTime: on a device with timestamps every frame has the GPU time
+// of gpumem's work, and the summary and the report's card show it; on the
+// host device the card says it is not measured.
+func checkGPUTime(t *testing.T, dev device.Device, run *Run, summary string, host *Run) {
+	t.Helper()
+	if c := host.figures().gpuCard(); c.Value != "not measured" {
+		t.Errorf("host card %+v", c)
+	}
+	if _, ok := device.TimerOf(dev); !ok {
+		t.Log("the adapter has no timestamp queries: no GPU time")
+		return
+	}
+	for i, rec := range run.records {
+		if !rec.gpuOK || rec.gpu <= 0 {
+			t.Fatalf("frame %d: GPU time %v (measured %v)", i+1, rec.gpu, rec.gpuOK)
+		}
+	}
+	if !strings.Contains(summary, "on the GPU (timestamps") {
+		t.Errorf("the summary has no GPU time:\n%s", summary)
+	}
+	if c := run.figures().gpuCard(); c.Value == "not measured" {
+		t.Errorf("card %+v", c)
 	}
 }
 
@@ -302,3 +331,4 @@ func TestStreamBudget(t *testing.T) {
 		t.Fatalf("dump's budget: %+v", d.Budget)
 	}
 }
+

@@ -147,6 +147,10 @@ func (r *Run) WriteSummary(w io.Writer) {
 		}
 		fmt.Fprintf(w, "time per frame, %s: median %s, 99th percentile %s, max %s; in gpumem's calls (Flush, Sweep, ring, pool, registry): median %s, 99th percentile %s, max %s\n",
 			what, ms(quantile(durs, 0.5)), ms(quantile(durs, 0.99)), ms(quantile(durs, 1)), ms(quantile(gpu, 0.5)), ms(quantile(gpu, 0.99)), ms(quantile(gpu, 1)))
+		if dev := r.gpuTimes(recs); len(dev) > 0 {
+			fmt.Fprintf(w, "  on the GPU (timestamps around the work gpumem recorded: copies, moves, mips): median %s, 99th percentile %s, max %s\n",
+				ms(quantile(dev, 0.5)), ms(quantile(dev, 0.99)), ms(quantile(dev, 1)))
+		}
 	}
 	times("all frames", r.records)
 	times("second half", r.records[nf/2:])
@@ -250,12 +254,16 @@ const frameBudget = time.Second / 60
 
 // figures are a run's key figures, as the report's cards show them.
 type figures struct {
-	frames                   int // frames that ran
-	resident, residentPeak   uint64
-	capacity                 uint64 // at the last frame
-	streamedPerSecond        uint64 // at 60 frames a second
-	gpumemMedian, gpumemP99  time.Duration
-	frameMedian, frameP99    time.Duration
+	frames                  int // frames that ran
+	resident, residentPeak  uint64
+	capacity                uint64 // at the last frame
+	streamedPerSecond       uint64 // at 60 frames a second
+	gpumemMedian, gpumemP99 time.Duration
+	frameMedian, frameP99   time.Duration
+	// gpuMedian and gpuP99: the device's time for gpumem's work a frame,
+	// from GPU timestamps; gpuOK false on a device without them.
+	gpuMedian, gpuP99        time.Duration
+	gpuOK                    bool
 	moves                    uint64
 	movedBytes               uint64
 	fragmentation, fragLast  float64 // mean over the frames; the last frame's
@@ -284,6 +292,9 @@ func (r *Run) figures() figures {
 		fragSum += rec.fragmentation
 		durs[i], gpu[i] = rec.dur, rec.gpumem
 		f.fragLast = rec.fragmentation
+	}
+	if dev := r.gpuTimes(r.records); len(dev) > 0 {
+		f.gpuMedian, f.gpuP99, f.gpuOK = quantile(dev, 0.5), quantile(dev, 0.99), true
 	}
 	for _, b := range r.last.Buffers {
 		if b.Layers == 0 {
@@ -320,4 +331,15 @@ func (r *Run) figures() figures {
 			ms(f.gpumemP99), ms(frameBudget)))
 	}
 	return f
+}
+
+// gpuTimes returns the GPU times of the records that have one.
+func (r *Run) gpuTimes(recs []frameRecord) []time.Duration {
+	var ds []time.Duration
+	for _, rec := range recs {
+		if rec.gpuOK {
+			ds = append(ds, rec.gpu)
+		}
+	}
+	return ds
 }
