@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gpumem/gpumem/mesh"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
@@ -168,7 +169,7 @@ func renderOwnBuffers(t *testing.T, wd *wgpu.Device, items []*item, cfg config) 
 			pass.SetVertexBuffer(uint32(i), buffer(s, wgpu.BufferUsageVertex), 0, wgpu.WholeSize)
 		}
 		format := wgpu.IndexFormatUint16
-		if it.shape.format == 4 {
+		if it.shape.format == mesh.Uint32 {
 			format = wgpu.IndexFormatUint32
 		}
 		pass.SetIndexBuffer(buffer(it.shape.indices, wgpu.BufferUsageIndex), format, 0, wgpu.WholeSize)
