@@ -25,7 +25,8 @@
 // both textures. A size class is a power of two, so the Scale is the
 // image's size over a power of two, and the coordinate u*Scale sampled
 // in a layer of the class's width lands, in floating point exactly, where
-// u lands in the image alone (scaling by a power of two rounds alike);
+// u lands in the image alone (scaling by a power of two rounds alike, on
+// samplers that scale coordinates in floating point, as lavapipe's do);
 // the image fills the layer's top-left corner, and the layer repeats its
 // last column and row past it, so a coordinate clamped at the image's
 // edge reads the same texel in both.
