@@ -1,10 +1,15 @@
+//go:build !js
+
 package main
 
 import (
 	"errors"
 	"fmt"
 	"image"
+	"os"
 
+	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
@@ -23,9 +28,15 @@ type gpu struct {
 }
 
 // openGPU opens a device on the default adapter. The request names no
-// surface (CompatibleSurface), so no windowing system is asked for one:
-// it runs headless, on a GPU or on Mesa's software Vulkan (lavapipe).
+// surface, and Mesa's device-select Vulkan layer is off unless the
+// environment says otherwise (NODEVICE_SELECT): that layer asks the
+// display servers which GPU shows the screen, and without a login session
+// libwayland complains at each request. The program has no screen, and
+// WebGPU chooses among the adapters on its own.
 func openGPU() (*gpu, error) {
+	if _, set := os.LookupEnv("NODEVICE_SELECT"); !set {
+		os.Setenv("NODEVICE_SELECT", "1")
+	}
 	g := &gpu{instance: wgpu.CreateInstance(nil)}
 	ad, err := g.instance.RequestAdapter(&wgpu.RequestAdapterOptions{})
 	if err != nil || ad == nil {
@@ -50,35 +61,44 @@ func (g *gpu) release() {
 	g.instance.Release()
 }
 
-// targets are a colour and a depth texture to render into.
+// targets are a colour and a depth texture to render into. The colour
+// target is a texture of gpumem's device, so that gpumem reads it back.
 type targets struct {
-	color, depth         *wgpu.Texture
+	dev                  *webgpu.Device
+	color                device.Texture
+	depth                *wgpu.Texture
 	colorView, depthView *wgpu.TextureView
 	width, height        uint32
 }
 
-func newTargets(wd *wgpu.Device, width, height uint32) (_ *targets, err error) {
-	t := &targets{width: width, height: height}
+func newTargets(dev *webgpu.Device, width, height uint32) (_ *targets, err error) {
+	t := &targets{dev: dev, width: width, height: height}
 	defer func() {
 		if err != nil {
 			t.release()
 		}
 	}()
-	newTex := func(format wgpu.TextureFormat, usage wgpu.TextureUsage) (*wgpu.Texture, *wgpu.TextureView, error) {
-		tex, err := wd.TryCreateTexture(&wgpu.TextureDescriptor{
-			Size:          wgpu.Extent3D{Width: width, Height: height, DepthOrArrayLayers: 1},
-			MipLevelCount: 1, SampleCount: 1, Dimension: wgpu.TextureDimension2D, Format: format, Usage: usage,
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		v, err := tex.TryCreateView(nil)
-		return tex, v, err
-	}
-	if t.color, t.colorView, err = newTex(colorFormat, wgpu.TextureUsageRenderAttachment|wgpu.TextureUsageCopySrc); err != nil {
+	if t.color, err = dev.CreateTexture(device.TextureDesc{Label: "streams target", Format: device.RGBA8Unorm,
+		Width: width, Height: height, Layers: 1, Mips: 1, Samples: 1,
+		Usage: device.TextureRenderAttachment | device.TextureCopySrc}); err != nil {
 		return nil, err
 	}
-	t.depth, t.depthView, err = newTex(depthFormat, wgpu.TextureUsageRenderAttachment)
+	raw, err := dev.RawTexture(t.color)
+	if err != nil {
+		return nil, err
+	}
+	if t.colorView, err = raw.TryCreateView(nil); err != nil {
+		return nil, err
+	}
+	wd, _ := dev.Raw()
+	if t.depth, err = wd.TryCreateTexture(&wgpu.TextureDescriptor{Label: "streams depth",
+		Size:          wgpu.Extent3D{Width: width, Height: height, DepthOrArrayLayers: 1},
+		MipLevelCount: 1, SampleCount: 1, Dimension: wgpu.TextureDimension2D,
+		Format: depthFormat, Usage: wgpu.TextureUsageRenderAttachment,
+	}); err != nil {
+		return nil, err
+	}
+	t.depthView, err = t.depth.TryCreateView(nil)
 	return t, err
 }
 
@@ -88,53 +108,16 @@ func (t *targets) release() {
 			v.Release()
 		}
 	}
-	for _, x := range []*wgpu.Texture{t.color, t.depth} {
-		if x != nil {
-			x.Release()
-		}
+	if t.depth != nil {
+		t.depth.Release()
+	}
+	if t.color != nil {
+		t.color.Release()
 	}
 }
 
-// readPixels copies the colour target to a mappable buffer and returns
-// its pixels. It waits for the GPU.
-func (t *targets) readPixels(wd *wgpu.Device) (*image.RGBA, error) {
-	row := (t.width*4 + 255) &^ 255 // texture-to-buffer rows are 256-byte aligned
-	size := uint64(row) * uint64(t.height)
-	buf, err := wd.TryCreateBuffer(&wgpu.BufferDescriptor{Label: "read back", Size: size, Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
-	if err != nil {
-		return nil, err
-	}
-	defer buf.Release()
-	enc, err := wd.TryCreateCommandEncoder(nil)
-	if err != nil {
-		return nil, err
-	}
-	defer enc.Release()
-	if err := enc.TryCopyTextureToBuffer(t.color.AsImageCopy(), &wgpu.TexelCopyBufferInfo{
-		Buffer: buf, Layout: wgpu.TexelCopyBufferLayout{BytesPerRow: row, RowsPerImage: t.height},
-	}, &wgpu.Extent3D{Width: t.width, Height: t.height, DepthOrArrayLayers: 1}); err != nil {
-		return nil, err
-	}
-	cb, err := enc.TryFinish(nil)
-	if err != nil {
-		return nil, err
-	}
-	q := wd.GetQueue()
-	defer q.Release()
-	q.Submit(cb)
-	cb.Release()
-	status := wgpu.MapAsyncStatus(0)
-	if err := buf.TryMapAsync(wgpu.MapModeRead, 0, size, func(s wgpu.MapAsyncStatus) { status = s }); err != nil {
-		return nil, err
-	}
-	wd.Poll(true, nil)
-	if status != wgpu.MapAsyncStatusSuccess {
-		return nil, fmt.Errorf("map the read-back buffer: status %v", status)
-	}
+// readPixels returns the colour target's pixels. It waits for the GPU.
+func (t *targets) readPixels() (*image.RGBA, error) {
 	img := image.NewRGBA(image.Rect(0, 0, int(t.width), int(t.height)))
-	data := buf.GetMappedRange(0, uint(size))
-	for y := range int(t.height) {
-		copy(img.Pix[y*img.Stride:(y+1)*img.Stride], data[y*int(row):])
-	}
-	return img, buf.TryUnmap()
+	return img, t.dev.ReadTexture(t.color, 0, 0, img.Pix)
 }

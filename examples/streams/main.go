@@ -1,3 +1,5 @@
+//go:build !js
+
 // Command streams is an example renderer of the kind that keeps each
 // vertex attribute in a buffer of its own (position, normal, texture
 // coordinate, colour) and draws each mesh with DrawIndexed, as Cogent
@@ -121,7 +123,7 @@ func render(wd *wgpu.Device, cfg config) (*result, error) {
 		return nil, err
 	}
 	defer r.release()
-	t, err := newTargets(wd, cfg.width, cfg.height)
+	t, err := newTargets(dev, cfg.width, cfg.height)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +208,6 @@ func render(wd *wgpu.Device, cfg config) (*result, error) {
 	}
 	slices.SortFunc(res.items, func(a, b *item) int { return a.slot - b.slot })
 	res.slabBytes, res.vertexSlabs, res.indexSlabs = slabBytes(meshes.Memory())
-	res.image, err = t.readPixels(wd)
+	res.image, err = t.readPixels()
 	return res, err
 }

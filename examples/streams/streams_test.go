@@ -1,3 +1,5 @@
+//go:build !js
+
 package main
 
 import (
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gpumem/gpumem/device/webgpu"
 	"github.com/gpumem/gpumem/mesh"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
@@ -141,7 +144,10 @@ func renderOwnBuffers(t *testing.T, wd *wgpu.Device, items []*item, cfg config) 
 	must(err)
 	rel = append(rel, group0)
 
-	tg, err := newTargets(wd, cfg.width, cfg.height)
+	dev, err := webgpu.Wrap(wd) // for the targets and the read-back only
+	must(err)
+	defer dev.Release()
+	tg, err := newTargets(dev, cfg.width, cfg.height)
 	must(err)
 	defer tg.release()
 	enc, err := wd.TryCreateCommandEncoder(nil)
@@ -181,7 +187,7 @@ func renderOwnBuffers(t *testing.T, wd *wgpu.Device, items []*item, cfg config) 
 	must(err)
 	q.Submit(cb)
 	cb.Release()
-	img, err := tg.readPixels(wd)
+	img, err := tg.readPixels()
 	must(err)
 	return img
 }
