@@ -331,4 +331,3 @@ func TestStreamBudget(t *testing.T) {
 		t.Fatalf("dump's budget: %+v", d.Budget)
 	}
 }
-
