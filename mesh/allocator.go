@@ -3,7 +3,6 @@ package mesh
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gpumem/gpumem/arena"
@@ -31,7 +30,7 @@ type Mesh struct {
 	Indices []byte
 	// Streams, instead of VertexStride and Vertices, gives the vertices
 	// as separate arrays, one per attribute, each of its own stride and
-	// all of one vertex count (see Layout.More): at most MaxStreams. One
+	// all of one vertex count (see Layout): at most MaxStreams. One
 	// stream is the same as Vertices.
 	Streams []Stream
 }
@@ -257,7 +256,7 @@ func (a *Allocator) parseStreams(p *part, ss []Stream) error {
 	var elems uint64
 	for i, s := range ss {
 		n := uint64(len(s.Data))
-		if s.Stride == 0 || n%uint64(s.Stride) != 0 || i > 0 && s.Stride > math.MaxUint16 {
+		if s.Stride == 0 || n%uint64(s.Stride) != 0 {
 			return fmt.Errorf("%w: stream %d: %d bytes with stride %d", ErrInvalidMesh, i, n, s.Stride)
 		}
 		if e := n / uint64(s.Stride); i == 0 {
@@ -270,7 +269,10 @@ func (a *Allocator) parseStreams(p *part, ss []Stream) error {
 	if elems == 0 {
 		return nil // no vertices: no vertex range, as for empty Vertices
 	}
-	l := StreamsLayout(strides...)
+	l, err := StreamsLayout(strides...)
+	if err != nil {
+		return err
+	}
 	for i := range len(ss) {
 		if l.StreamSlotBytes(i) == 0 {
 			return fmt.Errorf("%w: stream %d: a slot of %d vertices passes 2^32 bytes", ErrInvalidMesh, i, l.ElemsPerSlot())
@@ -286,6 +288,13 @@ func (a *Allocator) count(p *part, l Layout, elems uint64) error {
 		return fmt.Errorf("%w: %d %v, more than 2^32-1", ErrInvalidMesh, elems, l)
 	}
 	p.layout, p.elems = l, uint32(elems)
+	if l.set == 0 {
+		if b := a.streamBytes(p, 0); b > a.maxBuffer {
+			return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
+				ErrInvalidMesh, p.layout, b, a.maxBuffer, device.ErrTooLarge)
+		}
+		return nil
+	}
 	for i := range l.Streams() {
 		if b := a.streamBytes(p, i); b > a.maxBuffer {
 			return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
@@ -298,6 +307,9 @@ func (a *Allocator) count(p *part, l Layout, elems uint64) error {
 // bytes returns the bytes p's array takes placed, every stream: whole
 // slots.
 func (a *Allocator) bytes(p *part) uint64 {
+	if p.layout.set == 0 {
+		return a.streamBytes(p, 0)
+	}
 	var b uint64
 	for i := range p.layout.Streams() {
 		b += a.streamBytes(p, i)
@@ -307,7 +319,8 @@ func (a *Allocator) bytes(p *part) uint64 {
 
 // streamBytes returns the bytes p's stream i takes placed: whole slots.
 func (a *Allocator) streamBytes(p *part, i int) uint64 {
-	return uint64(p.layout.Slots(p.elems)) * uint64(p.layout.StreamSlotBytes(i))
+	sh := p.layout.slotShift()
+	return (uint64(p.elems) + 1<<sh - 1) >> sh << sh * uint64(p.layout.Stride(i))
 }
 
 // streamsOf returns m's further vertex streams' arrays.
@@ -578,7 +591,7 @@ func (a *Allocator) Slices(h Handle) (vertex, index Slice, err error) {
 }
 
 // Streams appends to dst where each of the mesh's vertex streams is now:
-// one Slice per stream of its layout (Layout.More), all of one range, so
+// one Slice per stream of its layout (Layout.Streams), all of one range, so
 // one base vertex draws them all; an interleaved mesh has one, Slices'
 // vertex Slice, and a mesh without vertices none. Errors and lifetime as
 // Slices'. O(streams); it allocates only when dst lacks room.

@@ -50,8 +50,10 @@ func (a *Allocator) Flush() error {
 	if a.released {
 		return errReleased
 	}
-	a.takeLoaders()
-	defer a.ids.Flush() // removed handles, for the Loaders' reservations
+	if len(a.loaders) > 0 {
+		a.takeLoaders()
+		defer a.ids.Flush() // removed handles, for the Loaders' reservations
+	}
 	if err := a.flush(); err != nil {
 		a.rollback()
 		return err
@@ -169,7 +171,7 @@ type group struct {
 func (a *Allocator) resetGroups() {
 	for i := range a.ngroups {
 		g := &a.groups[i]
-		if l := g.layout; l.ElemBytes < groupDirect && l.More[0] == 0 {
+		if l := g.layout; l.ElemBytes < groupDirect && l.set == 0 {
 			a.groupAt[l.Kind][l.ElemBytes] = 0
 		}
 		clear(g.pieces) // no record index kept alive past its Flush
@@ -185,7 +187,7 @@ func (a *Allocator) resetGroups() {
 // layouts, a map lookup for vertices of groupDirect bytes or more.
 func (a *Allocator) groupOf(l Layout) int {
 	var at *uint32
-	if l.ElemBytes < groupDirect && l.More[0] == 0 {
+	if l.ElemBytes < groupDirect && l.set == 0 {
 		at = &a.groupAt[l.Kind&1][l.ElemBytes]
 		if *at != 0 {
 			return int(*at - 1)

@@ -1,9 +1,13 @@
 package mesh
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gpumem/gpumem/arena"
 
@@ -72,51 +76,106 @@ type Layout struct {
 	// ElemBytes is the vertex stride (of the first stream), or the index
 	// width.
 	ElemBytes uint32
-	// More holds the strides of a vertex layout's further streams, in
-	// order, the rest 0: a mesh whose attributes live in separate arrays
-	// (Mesh.Streams). Each stream is a buffer of its own (a plane of the
-	// slab's arena), and a mesh's vertices start at one element in all of
-	// them, so one base vertex serves every stream. Slots are the fewest
-	// whole elements whose size is a multiple of 4 in every stream. Below
-	// 2^16 each (WebGPU's strides are at most 2048).
-	More [MaxStreams - 1]uint16
+	// set names the strides of a vertex layout of separate streams
+	// (Mesh.Streams, StreamsLayout): an index into streamSets, 0 for one
+	// stream. Each stream is a buffer of its own (a plane of the slab's
+	// arena), and a mesh's vertices start at one element in all of them,
+	// so one base vertex serves every stream. Slots are the fewest whole
+	// elements whose size is a multiple of 4 in every stream.
+	set uint16
 }
 
 // MaxStreams bounds a vertex layout's streams: WebGPU binds at most 8
 // vertex buffers.
 const MaxStreams = arena.MaxPlanes
 
-// StreamsLayout returns the vertex layout of separate streams of the
-// given strides, in order; one stride is VertexLayout's. The strides are
-// at most MaxStreams, none 0, those after the first below 2^16 (a Mesh's
-// checks say so; here the extra are dropped and the large cut).
-func StreamsLayout(strides ...uint32) Layout {
-	l := Layout{Kind: Vertices}
-	if len(strides) > 0 {
-		l.ElemBytes = strides[0]
-		for i, s := range strides[1:min(len(strides), MaxStreams)] {
-			l.More[i] = uint16(s)
-		}
-	}
-	return l
+// streams is the strides of one set of separate streams, 0 past the
+// last.
+type streams [MaxStreams]uint32
+
+// streamSets interns the stride sets of the layouts of separate streams,
+// so that a Layout stays small and comparable: list[k-1] is set k's. The
+// list only grows; readers load it without a lock.
+var streamSets struct {
+	mu    sync.Mutex
+	byKey map[streams]uint16
+	list  atomic.Pointer[[]streams]
 }
+
+// errTooManySets: a process uses at most 65535 different stride sets.
+var errTooManySets = errors.New("more than 65535 different sets of vertex streams")
+
+// internStreams returns the set index of ss (two strides or more).
+func internStreams(ss streams) (uint16, error) {
+	streamSets.mu.Lock()
+	defer streamSets.mu.Unlock()
+	if k, ok := streamSets.byKey[ss]; ok {
+		return k, nil
+	}
+	var list []streams
+	if p := streamSets.list.Load(); p != nil {
+		list = *p
+	}
+	if len(list) >= math.MaxUint16 {
+		return 0, errTooManySets
+	}
+	list = append(slices.Clip(list), ss)
+	streamSets.list.Store(&list)
+	if streamSets.byKey == nil {
+		streamSets.byKey = map[streams]uint16{}
+	}
+	streamSets.byKey[ss] = uint16(len(list))
+	return uint16(len(list)), nil
+}
+
+// StreamsLayout returns the vertex layout of separate streams of the
+// given strides, in order; one stride is VertexLayout's. Errors: none or
+// more than MaxStreams strides, a zero stride (ErrInvalidMesh).
+func StreamsLayout(strides ...uint32) (Layout, error) {
+	if len(strides) == 0 || len(strides) > MaxStreams || slices.Contains(strides, 0) {
+		return Layout{}, fmt.Errorf("%w: vertex streams of strides %v (1 to %d, none 0)", ErrInvalidMesh, strides, MaxStreams)
+	}
+	l := Layout{Kind: Vertices, ElemBytes: strides[0]}
+	if len(strides) == 1 {
+		return l, nil
+	}
+	var ss streams
+	copy(ss[:], strides)
+	k, err := internStreams(ss)
+	if err != nil {
+		return Layout{}, fmt.Errorf("%w: %w", ErrInvalidMesh, err)
+	}
+	l.set = k
+	return l, nil
+}
+
+// strides returns l's set of streams; l.set is not 0.
+func (l Layout) strides() *streams { return &(*streamSets.list.Load())[l.set-1] }
 
 // Streams returns the number of vertex streams: 1 for an index layout
 // and an interleaved vertex layout.
 func (l Layout) Streams() int {
+	if l.set == 0 {
+		return 1
+	}
+	ss := l.strides()
 	n := 1
-	for n <= len(l.More) && l.More[n-1] != 0 {
+	for n < len(ss) && ss[n] != 0 {
 		n++
 	}
 	return n
 }
 
-// Stride returns stream i's element size: ElemBytes for 0.
+// Stride returns stream i's element size: ElemBytes for 0; 0 past the
+// last stream.
 func (l Layout) Stride(i int) uint32 {
-	if i == 0 {
+	switch {
+	case i == 0:
 		return l.ElemBytes
+	case l.set == 0 || i < 0 || i >= MaxStreams:
+		return 0
 	}
-	return uint32(l.More[i-1])
+	return l.strides()[i]
 }
 
 // StreamSlotBytes returns the bytes of one slot in stream i (SlotBytes
@@ -154,11 +213,14 @@ func (l Layout) Slots(elems uint32) uint32 {
 // division by ElemsPerSlot would cost a Flush a divide per array).
 func (l Layout) slotShift() uint {
 	sh := strideShift(l.ElemBytes)
-	for _, m := range l.More {
+	if l.set == 0 {
+		return sh // one stream: the usual layout
+	}
+	for _, m := range l.strides()[1:] {
 		if m == 0 {
 			break
 		}
-		sh = max(sh, strideShift(uint32(m)))
+		sh = max(sh, strideShift(m))
 	}
 	return sh
 }
@@ -179,12 +241,12 @@ func (l Layout) String() string {
 	if l.Kind == Indices {
 		return IndexFormat(l.ElemBytes).String() + " indices"
 	}
-	if l.More[0] == 0 {
+	if l.set == 0 {
 		return fmt.Sprintf("%d-byte vertices", l.ElemBytes)
 	}
 	s := strconv.FormatUint(uint64(l.ElemBytes), 10)
 	for i := 1; i < l.Streams(); i++ {
-		s += "+" + strconv.FormatUint(uint64(l.More[i-1]), 10)
+		s += "+" + strconv.FormatUint(uint64(l.Stride(i)), 10)
 	}
 	return s + "-byte vertex streams"
 }

@@ -231,7 +231,16 @@ func TestStreamsRefused(t *testing.T) {
 			t.Errorf("%d streams: got %v, want ErrInvalidMesh", len(m.Streams), err)
 		}
 	}
-	if got := mesh.StreamsLayout(12, 12, 8).String(); got != "12+12+8-byte vertex streams" {
-		t.Errorf("layout %q", got)
+	l, err := mesh.StreamsLayout(12, 12, 8)
+	if got := l.String(); err != nil || got != "12+12+8-byte vertex streams" || l.Streams() != 3 || l.Stride(2) != 8 || l.Stride(3) != 0 {
+		t.Errorf("layout %q (%v)", got, err)
+	}
+	if l2, _ := mesh.StreamsLayout(12, 12, 8); l2 != l {
+		t.Errorf("one set of strides, two layouts: %+v %+v", l, l2)
+	}
+	for _, bad := range [][]uint32{nil, {12, 0}, make([]uint32, mesh.MaxStreams+1)} {
+		if _, err := mesh.StreamsLayout(bad...); !errors.Is(err, mesh.ErrInvalidMesh) {
+			t.Errorf("StreamsLayout(%v): %v", bad, err)
+		}
 	}
 }
