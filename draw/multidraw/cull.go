@@ -25,8 +25,11 @@ type Sphere struct {
 
 // Append appends s's SphereBytes bytes to b, as PrepareCulled's bounds
 // buffer holds them: four little-endian float32 words.
-func (s Sphere) Append(b []byte) []byte {
-	for _, f := range [4]float32{s.X, s.Y, s.Z, s.Radius} {
+func (s Sphere) Append(b []byte) []byte { return appendVec4(b, s.X, s.Y, s.Z, s.Radius) }
+
+// appendVec4 appends a WGSL vec4f.
+func appendVec4(b []byte, x, y, z, w float32) []byte {
+	for _, f := range [4]float32{x, y, z, w} {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 	}
 	return b
@@ -50,16 +53,16 @@ type Frustum [6]Plane
 func FrustumOf(m [16]float32) Frustum {
 	row := func(r int) [4]float32 { return [4]float32{m[r], m[4+r], m[8+r], m[12+r]} }
 	r0, r1, r2, r3 := row(0), row(1), row(2), row(3)
-	plane := func(a [4]float32, sign float32, b [4]float32) Plane {
+	plus := func(a [4]float32, sign float32, b [4]float32) Plane {
 		return Plane{a[0] + sign*b[0], a[1] + sign*b[1], a[2] + sign*b[2], a[3] + sign*b[3]}
 	}
 	return Frustum{
-		plane(r3, 1, r0),  // left: x >= -w
-		plane(r3, -1, r0), // right: x <= w
-		plane(r3, 1, r1),  // bottom
-		plane(r3, -1, r1), // top
-		plane(r2, 0, r2),  // near: z >= 0
-		plane(r3, -1, r2), // far: z <= w
+		plus(r3, 1, r0),              // left: x >= -w
+		plus(r3, -1, r0),             // right: x <= w
+		plus(r3, 1, r1),              // bottom: y >= -w
+		plus(r3, -1, r1),             // top: y <= w
+		{r2[0], r2[1], r2[2], r2[3]}, // near: z >= 0
+		plus(r3, -1, r2),             // far: z <= w
 	}
 }
 
@@ -81,7 +84,7 @@ func (f Frustum) normalized() (Frustum, error) {
 // append appends f's FrustumBytes bytes to b: a vec4f a plane.
 func (f *Frustum) append(b []byte) []byte {
 	for _, p := range f {
-		b = Sphere{p.X, p.Y, p.Z, p.D}.Append(b)
+		b = appendVec4(b, p.X, p.Y, p.Z, p.D)
 	}
 	return b
 }

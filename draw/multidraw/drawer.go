@@ -66,7 +66,8 @@ type Drawer struct {
 	// entries and args hold capDraws draws: the uploaded draws and the
 	// expanded arguments; counts holds capSpans visible-draw counts (made
 	// by the first culled Prepare in MultiDrawCount mode); frustum holds
-	// the planes of the last culled Prepare, sentFrustum.
+	// the normalized planes sentFrustum, which is zero (never normalized)
+	// when what it holds is unknown.
 	entries, args   device.Buffer
 	counts, frustum device.Buffer
 	capDraws        uint32

@@ -448,10 +448,14 @@ func (w *world) ownBuffers() error {
 	return nil
 }
 
-// releaseOwn releases way a's buffers. The other ways are drawn without
-// them: wgpu-native's passes take time in the number of buffers the
-// device holds, which is way a's cost, not theirs.
+// releaseOwn releases way a's buffers and lets wgpu-native free them.
+// The other ways are measured without them: wgpu-native's passes take
+// time in the number of buffers the device holds, and it frees released
+// ones at the next submit, which are way a's costs, not theirs.
 func (w *world) releaseOwn() {
+	if len(w.own) == 0 {
+		return
+	}
 	for _, o := range w.own {
 		if o.v != nil {
 			o.v.Release()
@@ -459,6 +463,7 @@ func (w *world) releaseOwn() {
 		}
 	}
 	w.own = w.own[:0]
+	w.g.wd.Poll(true, nil)
 }
 
 // frame draws the world one way, submits it, and adds its CPU time
