@@ -78,4 +78,11 @@
 // per submit: a second overwrites the first's arguments (and frustum). A
 // Prepare whose draws are those of the last skips their upload. A Drawer
 // is not safe for concurrent use.
+//
+// wgpu-native's default instance flags validate the arguments of every
+// indirect draw when the encoder finishes, in time linear in the draws of
+// each MultiDrawIndexedIndirect: most of a large list's CPU cost in
+// MultiDraw mode. A renderer that trusts its records may create its
+// instance without that flag; MultiDrawIndexedIndirectCount does not
+// pay it.
 package multidraw
