@@ -38,7 +38,7 @@
 //	spans, err := d.Prepare(enc, list) // in the renderer's encoder, before its render pass
 //	pass := enc.BeginRenderPass(...)
 //	pass.SetPipeline(...); pass.SetBindGroup(...)
-//	_, err = d.Draw(pass)               // vertex slot 0 and the index buffer are the Drawer's
+//	_, err = d.Draw(pass)               // the vertex slots of the group's streams and the index buffer are the Drawer's
 //
 // # Culling
 //

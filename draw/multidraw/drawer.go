@@ -320,10 +320,10 @@ func (d *Drawer) reserve(n, nSpans uint32, culled bool) error {
 }
 
 // Draw records the draws of the last Prepare into pass: per span, the
-// group's vertex buffers (Streams, from slot 0) and its index buffer, then the span's
-// draws as the mode issues them. It returns the draw calls it issued.
-// The pass's pipeline and bind groups are the caller's. O(spans) in the
-// multi-draw modes, O(draws) in the others.
+// group's vertex buffers (Streams, from slot 0) and its index buffer,
+// then the span's draws as the mode issues them. It returns the draw
+// calls it issued. The pass's pipeline and bind groups are the caller's.
+// O(spans) in the multi-draw modes, O(draws) in the others.
 func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 	if d.gone {
 		return 0, fmt.Errorf("multidraw: draw: %w", device.ErrReleased)
