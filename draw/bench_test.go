@@ -121,3 +121,62 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPack packs a list of 10,000 and 100,000 draws, one a tracked
+// mesh, added in another order than the records' slots. Metric: ns/draw.
+func BenchmarkPack(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("draws=%d", n), func(b *testing.B) {
+			dev := testdevice.Backends()[0].Open(b)
+			meshes, err := mesh.New(dev, mesh.Options{MaxMeshesPerSlab: 16384})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer meshes.Release()
+			tab, err := draw.NewTable(dev, meshes, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tab.Release()
+			r := rand.New(rand.NewPCG(1, 1))
+			hs := make([]mesh.Handle, n)
+			for k := range hs {
+				m := randMesh(r, 1+r.IntN(10))
+				m.IndexFormat, m.Indices = mesh.Uint16, make([]byte, 6)
+				m.VertexStride, m.Vertices = 8, make([]byte, 24)
+				if hs[k], err = meshes.Add(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := meshes.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			ids := make([]draw.ID, n)
+			for k, h := range hs {
+				if ids[k], err = tab.Track(h, mesh.Uint16); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := tab.Apply(meshes.Changes(nil)); err != nil {
+				b.Fatal(err)
+			}
+			r.Shuffle(n, func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+			l, err := draw.NewList(tab, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for k, id := range ids {
+				if err := l.Add(id, 1, uint32(k)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := l.Pack(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/draw")
+		})
+	}
+}

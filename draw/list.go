@@ -1,6 +1,11 @@
 package draw
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gpumem/gpumem/mesh"
+)
 
 // Draw is one draw of a List: the record at Slot, with Instances
 // instances from instance index Object (the draw's first instance, which
@@ -25,6 +30,7 @@ type List struct {
 	added    []added
 	draws    []Draw   // packed by Pack
 	counts   []uint32 // per table group, Pack's counting sort
+	groups   []uint32 // per added draw, its record's group, for Pack
 	spans    []Span
 }
 
@@ -74,15 +80,23 @@ func (l *List) Add(id ID, instances, object uint32) error {
 // it allocates only to grow its tables.
 func (l *List) Pack() ([]Span, error) {
 	t := l.t
+	if err := t.usable(); err != nil {
+		return nil, fmt.Errorf("draw: pack: %w", err)
+	}
 	l.counts = l.counts[:0]
 	for range t.groups {
 		l.counts = append(l.counts, 0)
 	}
-	for _, a := range l.added {
-		if err := t.valid(a.id); err != nil {
-			return nil, fmt.Errorf("draw: pack: %w", err)
+	// One pass reads the records, checking the IDs as valid does; the
+	// second places the draws by the groups it noted.
+	l.groups = slices.Grow(l.groups[:0], len(l.added))[:len(l.added)]
+	for i, a := range l.added {
+		if a.id.slot >= uint32(len(t.recs)) || t.recs[a.id.slot].gen != a.id.gen || a.id.gen == 0 || t.recs[a.id.slot].h == (mesh.Handle{}) {
+			return nil, fmt.Errorf("draw: pack: %w", t.valid(a.id))
 		}
-		l.counts[t.recs[a.id.slot].group]++
+		g := t.recs[a.id.slot].group
+		l.groups[i] = g
+		l.counts[g]++
 	}
 	// Prefix sums: counts[k] becomes where group k's run starts.
 	l.spans = l.spans[:0]
@@ -98,8 +112,8 @@ func (l *List) Pack() ([]Span, error) {
 		l.draws = make([]Draw, len(l.added), max(len(l.added), 2*cap(l.draws)))
 	}
 	l.draws = l.draws[:len(l.added)]
-	for _, a := range l.added {
-		k := t.recs[a.id.slot].group
+	for i, a := range l.added {
+		k := l.groups[i]
 		l.draws[l.counts[k]] = Draw{Slot: a.id.slot, Instances: a.instances, Object: a.first}
 		l.counts[k]++
 	}

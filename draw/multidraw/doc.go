@@ -7,7 +7,7 @@
 //
 // # Basics
 //
-// A Drawer draws in one of three modes (Mode), chosen once by New:
+// A Drawer draws in one of four modes (Mode), chosen once by New:
 //
 //   - MultiDraw: Prepare uploads the list's draws (record slot, instance
 //     count, object: 12 bytes a draw) and records a compute pass that
@@ -20,6 +20,9 @@
 //     indirect draw: wgpu.FeatureNameIndirectFirstInstance, which the
 //     renderer must request when it creates its device. Best reports the
 //     mode a device allows.
+//   - MultiDrawCount: as MultiDraw; a culled frame (see Culling) draws
+//     each span with one MultiDrawIndexedIndirectCount over its visible
+//     draws. It needs wgpu.NativeFeatureMultiDrawIndirectCount besides.
 //   - Indirect: as MultiDraw, with one DrawIndexedIndirect per draw. It
 //     is there to be forced, for comparison and tests.
 //   - Direct: one DrawIndexed per draw, its arguments from the table's
@@ -35,13 +38,51 @@
 //	spans, err := d.Prepare(enc, list) // in the renderer's encoder, before its render pass
 //	pass := enc.BeginRenderPass(...)
 //	pass.SetPipeline(...); pass.SetBindGroup(...)
-//	_, err = d.Draw(pass)               // vertex slot 0 and the index buffer are the Drawer's
+//	_, err = d.Draw(pass)               // the vertex slots of the group's streams and the index buffer are the Drawer's
+//
+// # Culling
+//
+// PrepareCulled is Prepare with a test of every draw on the GPU: the
+// compute pass reads the draw's object's Sphere from a bounds buffer the
+// renderer keeps (a Storage buffer of gpumem's device, a Sphere per object
+// index: the draw's first instance) and keeps the draw unless the sphere
+// lies wholly outside one of a Frustum's six planes (FrustumOf makes them
+// from a view-projection matrix). What the culled draws become depends on
+// the mode:
+//
+//   - MultiDrawCount: the pass writes each span's kept draws to the front
+//     of the span's arguments, in no particular order, and counts them in
+//     a buffer of the Drawer's; Draw passes the count to
+//     MultiDrawIndexedIndirectCount, so culled draws cost the GPU nothing.
+//   - MultiDraw and Indirect, the fallbacks of a device without the count
+//     feature: the pass writes every draw in place, a culled one with no
+//     instances, and Draw issues them all.
+//
+// Direct mode cannot cull (ErrUnsupported): its arguments never reach the
+// device. Every culling mode draws what Prepare draws of a list that holds
+// only the kept draws (the package's tests compare the images pixel for
+// pixel).
+//
+// The culled frame, with bounds written where objects move:
+//
+//	_ = gdev.WriteBuffer(bounds, SphereBytes*uint64(object), s.Append(nil))
+//	spans, err := d.PrepareCulled(enc, list, bounds, FrustumOf(viewProj))
+//	pass := enc.BeginRenderPass(...)
+//	_, err = d.Draw(pass)
 //
 // # Caveats
 //
 // Prepare writes the draws through gpumem's device (a queue write), so it
 // takes effect before the renderer's next submit, as gpumem's own work
 // does: call gpumem's Submit before submitting the encoder. One Prepare
-// per submit: a second overwrites the first's arguments. A Drawer is not
-// safe for concurrent use.
+// per submit: a second overwrites the first's arguments (and frustum). A
+// Prepare whose draws are those of the last skips their upload. A Drawer
+// is not safe for concurrent use.
+//
+// wgpu-native's default instance flags validate the arguments of every
+// indirect draw when the encoder finishes, in time linear in the draws of
+// each MultiDrawIndexedIndirect: most of a large list's CPU cost in
+// MultiDraw mode. A renderer that trusts its records may create its
+// instance without that flag; MultiDrawIndexedIndirectCount does not
+// pay it.
 package multidraw

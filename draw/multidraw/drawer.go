@@ -3,9 +3,11 @@
 package multidraw
 
 import (
+	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/webgpu"
@@ -24,6 +26,9 @@ const (
 	Indirect
 	// MultiDraw issues one MultiDrawIndexedIndirect per span.
 	MultiDraw
+	// MultiDrawCount is MultiDraw, but a culled frame's spans are drawn
+	// with MultiDrawIndexedIndirectCount over their visible draws only.
+	MultiDrawCount
 )
 
 func (m Mode) String() string {
@@ -34,24 +39,20 @@ func (m Mode) String() string {
 		return "indirect"
 	case MultiDraw:
 		return "multidraw"
+	case MultiDrawCount:
+		return "multidraw-count"
 	}
 	return fmt.Sprintf("Mode(%d)", m)
 }
-
-// ErrUnsupported is returned by New for a mode the device cannot draw in
-// (see Best).
-var ErrUnsupported = errors.New("multidraw: mode not supported by the device")
-
-// ErrNotApplied is returned by Prepare for a draw whose record is not on
-// the device yet: a mesh tracked since the table's last Apply.
-var ErrNotApplied = errors.New("multidraw: table not applied")
 
 // maxDraws bounds a list: one dispatch of 64-wide workgroups, 65,535 of
 // them.
 const maxDraws = 64 * 65535
 
-// entryHeader is the bytes before the draws in the entries buffer: the
-// draw count, padded to 16.
+// The entries buffer a Prepare uploads, in 32-bit words: a header of
+// entryHeader bytes (the draw count n, the span count, two zero words),
+// then three words a draw (record slot, instance count, object), then the
+// first draw of each span. The kernels in native.go read it so.
 const entryHeader = 16
 
 // Drawer draws the packed lists of one draw.Table in a render pass. It is
@@ -60,29 +61,41 @@ type Drawer struct {
 	dev  *webgpu.Device
 	t    *draw.Table
 	mode Mode
-	x    *expander // nil in Direct mode
+	k    *kernels // nil in Direct mode
 
 	// entries and args hold capDraws draws: the uploaded draws and the
-	// expanded arguments.
-	entries, args device.Buffer
-	capDraws      uint32
-	bytes         []byte
+	// expanded arguments; counts holds capSpans visible-draw counts (made
+	// by the first culled Prepare in MultiDrawCount mode); frustum holds
+	// the normalized planes sentFrustum, which is zero (never normalized)
+	// when what it holds is unknown.
+	entries, args   device.Buffer
+	counts, frustum device.Buffer
+	capDraws        uint32
+	capSpans        uint32
+	sentFrustum     Frustum
 
-	list  *draw.List // the list of the last Prepare
-	spans []draw.Span
-	gone  bool
+	// sent is what entries holds (nil when unknown: a new buffer, a failed
+	// write); next is where Prepare encodes the frame's entries. A frame
+	// whose entries equal sent skips the upload.
+	sent, next []byte
+
+	list   *draw.List // the list of the last Prepare
+	spans  []draw.Span
+	culled bool // the last Prepare culled
+	gone   bool
 }
 
-// Best returns the best mode wd can draw in: MultiDraw where the device
-// has indirect first instance, Direct otherwise (and always in the
-// browser).
+// Best returns the best mode wd can draw in: MultiDrawCount where the
+// device has indirect first instance and multi-draw indirect count,
+// MultiDraw where it has the first only, Direct otherwise (and always in
+// the browser).
 func Best(wd *wgpu.Device) Mode { return best(wd) }
 
 // New returns a drawer of t's lists on dev, t's device, in mode. Errors:
 // ErrUnsupported for a mode dev's device lacks (Best), and the device's
 // for the expansion pipeline.
 func New(dev *webgpu.Device, t *draw.Table, mode Mode) (*Drawer, error) {
-	if dev == nil || t == nil || mode > MultiDraw {
+	if dev == nil || t == nil || mode > MultiDrawCount {
 		return nil, fmt.Errorf("multidraw: new drawer in mode %v: %w", mode, draw.ErrInvalidOptions)
 	}
 	wd, _ := dev.Raw()
@@ -91,11 +104,11 @@ func New(dev *webgpu.Device, t *draw.Table, mode Mode) (*Drawer, error) {
 	}
 	d := &Drawer{dev: dev, t: t, mode: mode}
 	if mode != Direct {
-		x, err := newExpander(wd)
+		k, err := newKernels(wd)
 		if err != nil {
 			return nil, err
 		}
-		d.x = x
+		d.k = k
 	}
 	return d, nil
 }
@@ -108,12 +121,50 @@ func (d *Drawer) Mode() Mode { return d.mode }
 // arguments. It returns the spans Draw will draw. Call it after the
 // table's Apply, with enc the encoder of the render pass that Draw records
 // into, before that pass begins. Errors: those of Pack, ErrNotApplied,
-// draw.ErrFull past 4,194,240 draws, and the device's. O(draws).
+// draw.ErrFull past 4,194,240 draws, and the device's. O(draws); the
+// upload is skipped when the draws are those of the last Prepare.
 func (d *Drawer) Prepare(enc *wgpu.CommandEncoder, l *draw.List) ([]draw.Span, error) {
+	return d.prepare(enc, l, nil, nil)
+}
+
+// PrepareCulled is Prepare with culling: the compute pass tests each
+// draw's object against f, through its sphere in bounds (a Storage buffer
+// of dev's holding one Sphere per object index, as Sphere.Append writes
+// them), and keeps the draws whose sphere is not wholly outside a plane.
+// Draw then draws only those, each span's in no particular order in
+// MultiDrawCount mode, in list order (the others with no instances) in
+// Indirect and MultiDraw. A draw of several instances is culled by its
+// object's sphere alone: it must bound them all. Errors: those of Prepare,
+// ErrUnsupported in Direct mode, ErrNoBounds, draw.ErrInvalidOptions for a
+// plane without a direction or with a non-finite word, device.ErrInvalidUsage
+// for bounds without Storage. O(draws), as Prepare.
+func (d *Drawer) PrepareCulled(enc *wgpu.CommandEncoder, l *draw.List, bounds device.Buffer, f Frustum) ([]draw.Span, error) {
 	if d.gone {
 		return nil, fmt.Errorf("multidraw: prepare: %w", device.ErrReleased)
 	}
-	d.list, d.spans = nil, nil
+	if d.mode == Direct {
+		return nil, fmt.Errorf("multidraw: cull in %v mode: %w", d.mode, ErrUnsupported)
+	}
+	if bounds == nil {
+		return nil, fmt.Errorf("multidraw: cull without bounds: %w", draw.ErrInvalidOptions)
+	}
+	if !bounds.Desc().Usage.Has(device.Storage) {
+		return nil, fmt.Errorf("multidraw: cull: bounds %q without Storage: %w", bounds.Desc().Label, device.ErrInvalidUsage)
+	}
+	planes, err := f.normalized()
+	if err != nil {
+		return nil, err
+	}
+	return d.prepare(enc, l, bounds, &planes)
+}
+
+// prepare is Prepare, culled against planes (normalized) through bounds
+// where planes is not nil.
+func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.Buffer, planes *Frustum) ([]draw.Span, error) {
+	if d.gone {
+		return nil, fmt.Errorf("multidraw: prepare: %w", device.ErrReleased)
+	}
+	d.list, d.spans, d.culled = nil, nil, false
 	spans, err := l.Pack()
 	if err != nil {
 		return nil, err
@@ -127,73 +178,170 @@ func (d *Drawer) Prepare(enc *wgpu.CommandEncoder, l *draw.List) ([]draw.Span, e
 		if rec == nil {
 			return nil, fmt.Errorf("multidraw: prepare: %w", ErrNotApplied)
 		}
-		capRecords := uint32(rec.Size() / draw.ArgsBytes)
-		n := uint32(len(draws))
-		b := binary.LittleEndian.AppendUint32(d.bytes[:0], n)
-		b = append(b, make([]byte, entryHeader-4)...)
-		for _, dr := range draws {
-			if dr.Slot >= capRecords {
-				return nil, fmt.Errorf("multidraw: prepare: record %d: %w", dr.Slot, ErrNotApplied)
-			}
-			b = binary.LittleEndian.AppendUint32(b, dr.Slot)
-			b = binary.LittleEndian.AppendUint32(b, dr.Instances)
-			b = binary.LittleEndian.AppendUint32(b, dr.Object)
+		capObjects := uint32(0)
+		if planes != nil {
+			capObjects = uint32(min(bounds.Size()/SphereBytes, math.MaxUint32))
 		}
-		d.bytes = b
-		if err := d.reserve(n); err != nil {
+		if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), capObjects, planes != nil); err != nil {
 			return nil, err
 		}
-		if err := d.dev.WriteBuffer(d.entries, 0, b); err != nil {
-			return nil, fmt.Errorf("multidraw: upload %d draws: %w", n, err)
+		n := uint32(len(draws))
+		if err := d.reserve(n, uint32(len(spans)), planes != nil); err != nil {
+			return nil, err
 		}
-		if err := d.x.expand(d.dev, enc, rec, d.entries, d.args, n); err != nil {
+		if err := d.upload(n); err != nil {
+			return nil, err
+		}
+		if planes == nil {
+			err = d.k.expand(d.dev, enc, n, rec, d.entries, d.args)
+		} else {
+			err = d.cull(enc, n, uint32(len(spans)), rec, bounds, planes)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
-	d.list, d.spans = l, spans
+	d.list, d.spans, d.culled = l, spans, planes != nil
 	return spans, nil
 }
 
-// reserve makes the entries and args buffers hold n draws.
-func (d *Drawer) reserve(n uint32) error {
-	if n <= d.capDraws {
+// encode writes the entries of draws and spans into d.next, checking every
+// draw's slot against capRecords and, where culled, its object against
+// capObjects. O(draws).
+func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords, capObjects uint32, culled bool) error {
+	size := entryHeader + 12*len(draws) + 4*len(spans)
+	b := slices.Grow(d.next[:0], size)[:size]
+	le := binary.LittleEndian
+	le.PutUint32(b[0:], uint32(len(draws)))
+	le.PutUint32(b[4:], uint32(len(spans)))
+	le.PutUint64(b[8:], 0)
+	e := b[entryHeader:]
+	for i, dr := range draws {
+		if dr.Slot >= capRecords {
+			return fmt.Errorf("multidraw: prepare: record %d: %w", dr.Slot, ErrNotApplied)
+		}
+		if culled && dr.Object >= capObjects {
+			return fmt.Errorf("multidraw: cull: object %d, bounds for %d objects: %w", dr.Object, capObjects, ErrNoBounds)
+		}
+		w := e[12*i : 12*i+12 : 12*i+12]
+		le.PutUint32(w[0:], dr.Slot)
+		le.PutUint32(w[4:], dr.Instances)
+		le.PutUint32(w[8:], dr.Object)
+	}
+	e = e[12*len(draws):]
+	for i, s := range spans {
+		le.PutUint32(e[4*i:], s.First)
+	}
+	d.next = b
+	return nil
+}
+
+// upload writes d.next to the entries buffer unless it holds them
+// already, and keeps them as sent.
+func (d *Drawer) upload(n uint32) error {
+	if d.sent != nil && bytes.Equal(d.next, d.sent) {
 		return nil
 	}
-	c := max(d.capDraws, 1024)
-	for c < n {
-		c = min(2*c, maxDraws)
+	if err := d.dev.WriteBuffer(d.entries, 0, d.next); err != nil {
+		d.sent = nil
+		return fmt.Errorf("multidraw: upload %d draws: %w", n, err)
 	}
-	entries, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw draws", Size: entryHeader + 12*uint64(c), Usage: device.Storage | device.CopyDst})
-	if err != nil {
-		return fmt.Errorf("multidraw: %d draws: %w", c, err)
+	d.sent, d.next = d.next, d.sent
+	return nil
+}
+
+// cull writes the frustum where it changed and records the culling pass:
+// the compacting kernel after zeroing the counts in MultiDrawCount mode,
+// the zero-instance kernel in the others.
+func (d *Drawer) cull(enc *wgpu.CommandEncoder, n, nSpans uint32, rec, bounds device.Buffer, planes *Frustum) error {
+	if *planes != d.sentFrustum {
+		if err := d.dev.WriteBuffer(d.frustum, 0, planes.append(nil)); err != nil {
+			d.sentFrustum = Frustum{}
+			return fmt.Errorf("multidraw: write frustum: %w", err)
+		}
+		d.sentFrustum = *planes
 	}
-	args, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw arguments", Size: draw.ArgsBytes * uint64(c), Usage: device.Storage | device.Indirect})
-	if err != nil {
-		entries.Release()
-		return fmt.Errorf("multidraw: %d draws: %w", c, err)
+	if d.mode != MultiDrawCount {
+		return d.k.cull(d.dev, enc, n, rec, d.entries, d.args, bounds, d.frustum)
 	}
-	d.releaseBuffers()
-	d.entries, d.args, d.capDraws = entries, args, c
+	if err := clearBuffer(d.dev, enc, d.counts, 4*uint64(nSpans)); err != nil {
+		return err
+	}
+	return d.k.compact(d.dev, enc, n, rec, d.entries, d.args, bounds, d.frustum, d.counts)
+}
+
+// reserve makes the entries and args buffers hold n draws and, for a
+// culled frame, the frustum and counts buffers exist, counts holding
+// nSpans counts. A new entries buffer forgets what was sent.
+func (d *Drawer) reserve(n, nSpans uint32, culled bool) error {
+	if n > d.capDraws || d.entries == nil {
+		c := max(d.capDraws, 1024)
+		for c < n {
+			c = min(2*c, maxDraws)
+		}
+		// A span has one draw at least: 16 bytes a draw hold its
+		// entry and its span's first.
+		size := entryHeader + 16*uint64(c)
+		entries, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw draws", Size: size, Usage: device.Storage | device.CopyDst})
+		if err != nil {
+			return fmt.Errorf("multidraw: %d draws: %w", c, err)
+		}
+		args, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw arguments", Size: draw.ArgsBytes * uint64(c), Usage: device.Storage | device.Indirect})
+		if err != nil {
+			entries.Release()
+			return fmt.Errorf("multidraw: %d draws: %w", c, err)
+		}
+		release(d.entries, d.args)
+		d.entries, d.args, d.capDraws, d.sent = entries, args, c, nil
+	}
+	if !culled {
+		return nil
+	}
+	if d.frustum == nil {
+		f, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw frustum", Size: FrustumBytes, Usage: device.Uniform | device.CopyDst})
+		if err != nil {
+			return fmt.Errorf("multidraw: frustum: %w", err)
+		}
+		d.frustum, d.sentFrustum = f, Frustum{}
+	}
+	if d.mode == MultiDrawCount && (nSpans > d.capSpans || d.counts == nil) {
+		c := max(d.capSpans, 64)
+		for c < nSpans {
+			c *= 2
+		}
+		counts, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw counts", Size: 4 * uint64(c), Usage: device.Storage | device.Indirect | device.CopyDst | device.CopySrc})
+		if err != nil {
+			return fmt.Errorf("multidraw: %d span counts: %w", c, err)
+		}
+		release(d.counts)
+		d.counts, d.capSpans = counts, c
+	}
 	return nil
 }
 
 // Draw records the draws of the last Prepare into pass: per span, the
-// group's vertex buffer at slot 0 and its index buffer, then the span's
-// draws as the mode issues them. It returns the draw calls it issued.
-// The pass's pipeline and bind groups are the caller's. O(spans) in
-// MultiDraw mode, O(draws) in the others.
+// group's vertex buffers (Streams, from slot 0) and its index buffer,
+// then the span's draws as the mode issues them. It returns the draw
+// calls it issued. The pass's pipeline and bind groups are the caller's.
+// O(spans) in the multi-draw modes, O(draws) in the others.
 func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 	if d.gone {
 		return 0, fmt.Errorf("multidraw: draw: %w", device.ErrReleased)
 	}
-	var argsRaw *wgpu.Buffer
+	var argsRaw, countsRaw *wgpu.Buffer
+	count := d.culled && d.mode == MultiDrawCount
 	if d.mode != Direct && len(d.spans) > 0 {
 		if argsRaw, err = d.dev.RawBuffer(d.args); err != nil {
 			return 0, err
 		}
+		if count {
+			if countsRaw, err = d.dev.RawBuffer(d.counts); err != nil {
+				return 0, err
+			}
+		}
 	}
 	var vb, ib device.Buffer
-	for _, s := range d.spans {
+	for k, s := range d.spans {
 		if g := s.Group; g.Vertex != vb && g.Vertex != nil {
 			for slot, b := range g.Streams() {
 				raw, err := d.dev.RawBuffer(b)
@@ -216,11 +364,14 @@ func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 			pass.SetIndexBuffer(raw, format, 0, wgpu.WholeSize)
 			ib = g.Index
 		}
-		switch d.mode {
-		case MultiDraw:
+		switch {
+		case count:
+			multiDrawCount(pass, argsRaw, uint64(s.First)*draw.ArgsBytes, countsRaw, 4*uint64(k), s.Count)
+			calls++
+		case d.mode >= MultiDraw:
 			multiDraw(pass, argsRaw, uint64(s.First)*draw.ArgsBytes, s.Count)
 			calls++
-		case Indirect:
+		case d.mode == Indirect:
 			for i := s.First; i < s.First+s.Count; i++ {
 				drawIndirect(pass, argsRaw, uint64(i)*draw.ArgsBytes)
 			}
@@ -236,21 +387,23 @@ func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 	return calls, nil
 }
 
-func (d *Drawer) releaseBuffers() {
-	if d.entries != nil {
-		d.entries.Release()
-		d.args.Release()
-		d.entries, d.args = nil, nil
+// release releases each buffer that is not nil.
+func release(bufs ...device.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
 	}
 }
 
 // Release releases the drawer's buffers (once the device is done with
-// them) and pipeline. Idempotent and nil-safe.
+// them) and pipelines. Idempotent and nil-safe.
 func (d *Drawer) Release() {
 	if d == nil || d.gone {
 		return
 	}
 	d.gone = true
-	d.releaseBuffers()
-	d.x.release()
+	release(d.entries, d.args, d.counts, d.frustum)
+	d.entries, d.args, d.counts, d.frustum = nil, nil, nil, nil
+	d.k.release()
 }

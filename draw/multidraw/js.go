@@ -14,14 +14,28 @@ func best(*wgpu.Device) Mode { return Direct }
 
 func multiDraw(*wgpu.RenderPassEncoder, *wgpu.Buffer, uint64, uint32) {}
 
+func multiDrawCount(*wgpu.RenderPassEncoder, *wgpu.Buffer, uint64, *wgpu.Buffer, uint64, uint32) {}
+
 func drawIndirect(*wgpu.RenderPassEncoder, *wgpu.Buffer, uint64) {}
 
-type expander struct{}
-
-func newExpander(*wgpu.Device) (*expander, error) { return nil, ErrUnsupported }
-
-func (*expander) expand(*webgpu.Device, *wgpu.CommandEncoder, device.Buffer, device.Buffer, device.Buffer, uint32) error {
+func clearBuffer(*webgpu.Device, *wgpu.CommandEncoder, device.Buffer, uint64) error {
 	return ErrUnsupported
 }
 
-func (*expander) release() {}
+type kernels struct{}
+
+func newKernels(*wgpu.Device) (*kernels, error) { return nil, ErrUnsupported }
+
+func (*kernels) expand(*webgpu.Device, *wgpu.CommandEncoder, uint32, device.Buffer, device.Buffer, device.Buffer) error {
+	return ErrUnsupported
+}
+
+func (*kernels) cull(*webgpu.Device, *wgpu.CommandEncoder, uint32, device.Buffer, device.Buffer, device.Buffer, device.Buffer, device.Buffer) error {
+	return ErrUnsupported
+}
+
+func (*kernels) compact(*webgpu.Device, *wgpu.CommandEncoder, uint32, device.Buffer, device.Buffer, device.Buffer, device.Buffer, device.Buffer, device.Buffer) error {
+	return ErrUnsupported
+}
+
+func (*kernels) release() {}

@@ -20,7 +20,7 @@ import (
 // multi-draw: both are forced here.
 func TestSameImage(t *testing.T) {
 	g := openGPU(t)
-	if multidraw.Best(g.wd) != multidraw.MultiDraw {
+	if multidraw.Best(g.wd) < multidraw.MultiDraw {
 		t.Logf("the adapter lacks indirect first instance: only ways a and b run")
 	}
 	w := newWorld(t, g, 400, 200, 200, 128)
@@ -37,14 +37,11 @@ func TestSameImage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := imgs["a"]
-		if covered := countNonBlack(want); covered < 400*20 {
+		if covered := countNonBlack(imgs["a"]); covered < 400*20 {
 			t.Fatalf("round %d: the reference image covers %d pixels", round, covered)
 		}
-		for name, px := range imgs {
-			if !bytes.Equal(px, want) {
-				t.Errorf("round %d: way %s differs from way a in %d pixels", round, name, countDiff(px, want))
-			}
+		if err := compare(imgs); err != nil {
+			t.Errorf("round %d: %v", round, err)
 		}
 		t.Logf("round %d: %d ways equal; table %+v", round, len(imgs), w.tab.Stats())
 		if st := w.tab.Stats(); st.Groups < 3 {
@@ -64,7 +61,7 @@ func TestModes(t *testing.T) {
 	if _, err := multidraw.New(g.dev, w.tab, 7); !errors.Is(err, draw.ErrInvalidOptions) {
 		t.Errorf("mode 7: %v", err)
 	}
-	if multidraw.Best(g.wd) != multidraw.MultiDraw {
+	if multidraw.Best(g.wd) < multidraw.MultiDraw {
 		if _, err := multidraw.New(g.dev, w.tab, multidraw.MultiDraw); !errors.Is(err, multidraw.ErrUnsupported) {
 			t.Errorf("MultiDraw without the feature: %v", err)
 		}

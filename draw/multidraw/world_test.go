@@ -3,11 +3,14 @@
 package multidraw_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,8 +63,8 @@ struct VOut {
 `
 
 // gpu is a device of the test's own with the features the draws need
-// where the adapter has them (indirect first instance, timestamps), as a
-// renderer creates it.
+// where the adapter has them (indirect first instance, multi-draw
+// indirect count, timestamps), as a renderer creates it.
 type gpu struct {
 	inst *wgpu.Instance
 	ad   *wgpu.Adapter
@@ -69,9 +72,22 @@ type gpu struct {
 	dev  *webgpu.Device
 }
 
-func openGPU(tb testing.TB) *gpu {
+// indirectValidation keeps wgpu-native's default instance flags, which
+// validate every indirect draw's arguments at submit; false makes the
+// instance with no flags. The benchmark measures either; the tests keep
+// the default.
+var indirectValidation = flag.Bool("indirect-validation", true, "create the WebGPU instance with wgpu-native's default flags (validating indirect draws); false: no flags")
+
+// openGPU opens the device, without the features in drop (to force a
+// fallback).
+func openGPU(tb testing.TB, drop ...wgpu.FeatureName) *gpu {
 	tb.Helper()
-	g := &gpu{inst: wgpu.CreateInstance(nil)}
+	g := &gpu{}
+	if *indirectValidation {
+		g.inst = wgpu.CreateInstance(nil)
+	} else {
+		g.inst = wgpu.CreateInstance(&wgpu.InstanceDescriptor{})
+	}
 	ad, err := g.inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: wgpu.PowerPreferenceHighPerformance})
 	if err != nil || ad == nil {
 		g.inst.Release()
@@ -82,8 +98,8 @@ func openGPU(tb testing.TB) *gpu {
 	}
 	g.ad = ad
 	var features []wgpu.FeatureName
-	for _, f := range []wgpu.FeatureName{wgpu.FeatureNameIndirectFirstInstance, wgpu.FeatureNameTimestampQuery, wgpu.NativeFeatureTimestampQueryInsideEncoders} {
-		if ad.HasFeature(f) {
+	for _, f := range []wgpu.FeatureName{wgpu.FeatureNameIndirectFirstInstance, wgpu.NativeFeatureMultiDrawIndirectCount, wgpu.FeatureNameTimestampQuery, wgpu.NativeFeatureTimestampQueryInsideEncoders} {
+		if ad.HasFeature(f) && !slices.Contains(drop, f) {
 			features = append(features, f)
 		}
 	}
@@ -113,11 +129,14 @@ type world struct {
 	list          *draw.List
 	cs            []memory.Change
 
-	ids    []draw.ID // by object; zero where the tile is empty
-	hs     []mesh.Handle
-	data   []mesh.Mesh // by object
-	gen    int         // meshes made so far: picks the next one's shape
-	drawer map[multidraw.Mode]*multidraw.Drawer
+	ids     []draw.ID          // by object; zero where the tile is empty
+	spheres []multidraw.Sphere // by object: its tile's circle
+	bounds  device.Buffer      // spheres, for PrepareCulled
+	frustum multidraw.Frustum  // what the culled ways keep
+	hs      []mesh.Handle
+	data    []mesh.Mesh // by object
+	gen     int         // meshes made so far: picks the next one's shape
+	drawer  map[multidraw.Mode]*multidraw.Drawer
 
 	pipeline       *wgpu.RenderPipeline
 	objects        *wgpu.Buffer
@@ -189,6 +208,17 @@ func newWorld(tb testing.TB, g *gpu, n int, width, height, perSlab uint32) *worl
 			objs = binary.LittleEndian.AppendUint32(objs, math.Float32bits(f))
 		}
 	}
+	var sph []byte
+	for k := range n {
+		x, y := k%w.side, k/w.side
+		s := float32(1) / float32(w.side)
+		w.spheres = append(w.spheres, multidraw.Sphere{X: -1 + s*(2*float32(x)+1), Y: -1 + s*(2*float32(y)+1), Radius: 0.9 * s})
+		sph = w.spheres[k].Append(sph)
+	}
+	w.bounds, err = g.dev.CreateBuffer(device.BufferDesc{Label: "world bounds", Size: uint64(len(sph)), Usage: device.Storage | device.CopyDst})
+	must(err)
+	must(g.dev.WriteBuffer(w.bounds, 0, sph))
+	w.frustum = w.half()
 	w.objects, err = g.wd.TryCreateBufferInit(&wgpu.BufferInitDescriptor{Contents: objs, Usage: wgpu.BufferUsageStorage})
 	must(err)
 	layout := w.pipeline.GetBindGroupLayout(0)
@@ -314,25 +344,88 @@ func (w *world) churn(seed int) error {
 // Ways of drawing: a is a buffer pair of its own per mesh, set with the
 // pipeline and bind group per draw, as a renderer without gpumem does;
 // b, c and indirect are the Drawer's modes Direct, MultiDraw and
-// Indirect over the slabs.
-var ways = []struct {
-	name string
-	mode multidraw.Mode
-	own  bool
-}{
-	{"a", 0, true},
-	{"b", multidraw.Direct, false},
-	{"c", multidraw.MultiDraw, false},
-	{"indirect", multidraw.Indirect, false},
+// Indirect over the slabs; d culls c's list on the GPU against the
+// world's frustum and draws with MultiDrawIndexedIndirectCount, d-zero
+// and d-indirect are its fallbacks (culled draws of no instances, drawn
+// by MultiDraw and Indirect); d-ref is c drawing the draws the frustum
+// keeps, culled on the CPU. Each way's image must equal its ref's.
+var ways = []way{
+	{name: "a", own: true},
+	{name: "b", mode: multidraw.Direct, ref: "a"},
+	{name: "c", mode: multidraw.MultiDraw, ref: "a"},
+	{name: "indirect", mode: multidraw.Indirect, ref: "a"},
+	{name: "d-ref", mode: multidraw.MultiDraw, only: true},
+	{name: "d", mode: multidraw.MultiDrawCount, cull: true, ref: "d-ref"},
+	{name: "d-zero", mode: multidraw.MultiDraw, cull: true, ref: "d-ref"},
+	{name: "d-indirect", mode: multidraw.Indirect, cull: true, ref: "d-ref"},
+}
+
+type way struct {
+	name, ref string
+	mode      multidraw.Mode
+	own       bool // way a
+	cull      bool // PrepareCulled against the world's frustum
+	only      bool // the list holds only the draws the frustum keeps
+}
+
+// allowed reports whether the device draws in the way's mode.
+func (wy way) allowed(wd *wgpu.Device) bool { return wy.own || wy.mode <= multidraw.Best(wd) }
+
+// half returns the frustum that keeps the tiles left of the middle
+// column, about half the world, and the middle column, whose centres lie
+// outside the plane by half a tile: the spheres straddle it. It keeps
+// all of clip space else.
+func (w *world) half() multidraw.Frustum {
+	s := float32(1) / float32(w.side)
+	mid := -1 + s*(2*float32(w.side/2)+1)
+	return multidraw.Frustum{
+		{X: -1, D: mid - s/2}, // x <= mid - s/2
+		{X: 1, D: 1},
+		{Y: 1, D: 1},
+		{Y: -1, D: 1},
+		{Z: 1, D: 1},
+		{Z: -1, D: 1},
+	}
+}
+
+// visible reports whether object k's sphere is inside or straddles every
+// plane of the world's frustum, and the least margin of its tests (how
+// far the sphere is from being culled by a plane, or, negative, from
+// being kept): a test wants no margin near zero, where float32 on the
+// GPU and float64 here could disagree.
+func (w *world) visible(k int) (bool, float64) {
+	c := w.spheres[k]
+	margin := math.Inf(1)
+	for _, p := range w.frustum {
+		l := math.Sqrt(float64(p.X)*float64(p.X) + float64(p.Y)*float64(p.Y) + float64(p.Z)*float64(p.Z))
+		dist := (float64(p.X)*float64(c.X) + float64(p.Y)*float64(c.Y) + float64(p.Z)*float64(c.Z) + float64(p.D)) / l
+		margin = min(margin, dist+float64(c.Radius))
+	}
+	return margin >= 0, margin
+}
+
+// culled returns the fraction of the world's meshes the frustum culls,
+// and the least absolute margin of the visibility tests.
+func (w *world) culled() (frac, margin float64) {
+	n, out := 0, 0
+	margin = math.Inf(1)
+	for k, id := range w.ids {
+		if id == (draw.ID{}) {
+			continue
+		}
+		n++
+		vis, m := w.visible(k)
+		if !vis {
+			out++
+		}
+		margin = min(margin, math.Abs(m))
+	}
+	return float64(out) / float64(max(n, 1)), margin
 }
 
 // ownBuffers makes way a's buffers from the meshes' data.
 func (w *world) ownBuffers() error {
-	for _, o := range w.own {
-		o.v.Release()
-		o.i.Release()
-	}
-	w.own = w.own[:0]
+	w.releaseOwn()
 	for _, m := range w.data {
 		if m.Vertices == nil {
 			w.own = append(w.own, ownMesh{})
@@ -355,10 +448,29 @@ func (w *world) ownBuffers() error {
 	return nil
 }
 
+// releaseOwn releases way a's buffers and lets wgpu-native free them.
+// The other ways are measured without them: wgpu-native's passes take
+// time in the number of buffers the device holds, and it frees released
+// ones at the next submit, which are way a's costs, not theirs.
+func (w *world) releaseOwn() {
+	if len(w.own) == 0 {
+		return
+	}
+	for _, o := range w.own {
+		if o.v != nil {
+			o.v.Release()
+			o.i.Release()
+		}
+	}
+	w.own = w.own[:0]
+	w.g.wd.Poll(true, nil)
+}
+
 // frame draws the world one way, submits it, and adds its CPU time
 // (filling the list, encoding and submitting) and, where the device has
 // a timer, its GPU time.
-func (w *world) frame(own bool, mode multidraw.Mode) error {
+func (w *world) frame(wy way) error {
+	own, mode := wy.own, wy.mode
 	start := time.Now()
 	enc, err := w.g.wd.TryCreateCommandEncoder(nil)
 	if err != nil {
@@ -375,13 +487,24 @@ func (w *world) frame(own bool, mode multidraw.Mode) error {
 		}
 		w.list.Reset()
 		for k, id := range w.ids {
-			if id != (draw.ID{}) {
-				if err := w.list.Add(id, 1, uint32(k)); err != nil {
-					return err
+			if id == (draw.ID{}) {
+				continue
+			}
+			if wy.only {
+				if vis, _ := w.visible(k); !vis {
+					continue
 				}
 			}
+			if err := w.list.Add(id, 1, uint32(k)); err != nil {
+				return err
+			}
 		}
-		if _, err := d.Prepare(enc, w.list); err != nil {
+		if wy.cull {
+			_, err = d.PrepareCulled(enc, w.list, w.bounds, w.frustum)
+		} else {
+			_, err = d.Prepare(enc, w.list)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -500,12 +623,13 @@ func (w *world) images() (map[string][]byte, error) {
 	if err := w.ownBuffers(); err != nil {
 		return nil, err
 	}
+	defer w.releaseOwn()
 	out := map[string][]byte{}
 	for _, way := range ways {
-		if !way.own && way.mode > multidraw.Best(w.g.wd) {
+		if !way.allowed(w.g.wd) {
 			continue
 		}
-		if err := w.frame(way.own, way.mode); err != nil {
+		if err := w.frame(way); err != nil {
 			return nil, fmt.Errorf("way %s: %w", way.name, err)
 		}
 		px, err := w.pixels()
@@ -517,15 +641,29 @@ func (w *world) images() (map[string][]byte, error) {
 	return out, nil
 }
 
+// compare returns an error for each way whose image differs from its
+// ref's.
+func compare(imgs map[string][]byte) error {
+	var errs []error
+	for _, way := range ways {
+		px, ok := imgs[way.name]
+		if !ok || way.ref == "" {
+			continue
+		}
+		if want := imgs[way.ref]; !bytes.Equal(px, want) {
+			errs = append(errs, fmt.Errorf("way %s differs from way %s in %d pixels", way.name, way.ref, countDiff(px, want)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (w *world) release() {
 	for _, d := range w.drawer {
 		d.Release()
 	}
-	for _, o := range w.own {
-		if o.v != nil {
-			o.v.Release()
-			o.i.Release()
-		}
+	w.releaseOwn()
+	if w.bounds != nil {
+		w.bounds.Release()
 	}
 	for _, r := range []interface{ Release() }{w.view, w.target, w.group, w.objects, w.pipeline, w.queue} {
 		if r != nil && !isNil(r) {

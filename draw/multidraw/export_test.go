@@ -1,0 +1,9 @@
+//go:build cgo || js
+
+package multidraw
+
+import "github.com/gpumem/gpumem/device"
+
+// Counts returns the buffer of the visible-draw counts of d's last culled
+// Prepare in MultiDrawCount mode, a word a span; nil before one.
+func Counts(d *Drawer) device.Buffer { return d.counts }
