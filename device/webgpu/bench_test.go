@@ -79,9 +79,9 @@ func BenchmarkWriteBuffer(b *testing.B) {
 // work is dropped unsubmitted, so the benchmark runs as long as needed for
 // a profile without the GPU moving a byte. ns/move is the figure the
 // arena's Compact pays on top of its walk (arena's BenchmarkCompactCall
-// measures both); MiB-table/op is the table uploaded per batch.
+// measures both).
 func BenchmarkMoveRecord(b *testing.B) {
-	benchMoveRecord(b, false)
+	benchMoveRecord(b, recordSame)
 }
 
 // BenchmarkMoveRecordNewBuffer is BenchmarkMoveRecord with the batch in a
@@ -89,10 +89,36 @@ func BenchmarkMoveRecord(b *testing.B) {
 // BenchmarkCompactCall records it: whatever the device makes once per
 // buffer (bind groups) counts in every batch.
 func BenchmarkMoveRecordNewBuffer(b *testing.B) {
-	benchMoveRecord(b, true)
+	benchMoveRecord(b, recordNewBuffer)
 }
 
-func benchMoveRecord(b *testing.B, fresh bool) {
+// BenchmarkMoveRecordCold is BenchmarkMoveRecord with the CPU's caches
+// evicted (64 MiB of other memory written, untimed) before each batch,
+// as a frame's other work, or arena's BenchmarkCompactCall making its
+// next arena, would leave them: what recording costs on memory that is
+// not in cache.
+func BenchmarkMoveRecordCold(b *testing.B) {
+	benchMoveRecord(b, recordCold)
+}
+
+// BenchmarkMoveRecordCycle is BenchmarkMoveRecordNewBuffer with every
+// batch submitted and waited for (untimed): the staging buffers, table
+// buffer and encoder go round as in a frame loop, and the GPU's work on
+// the last batch ran before the next is recorded. Against NewBuffer in
+// the same run, it shows what the cycle adds to recording.
+func BenchmarkMoveRecordCycle(b *testing.B) {
+	benchMoveRecord(b, recordCycle)
+}
+
+// How benchMoveRecord runs its batches.
+const (
+	recordSame      = iota // one buffer, the work dropped
+	recordNewBuffer        // a new buffer a batch, the work dropped
+	recordCold             // one buffer, caches evicted, the work dropped
+	recordCycle            // a new buffer a batch, submitted and waited for
+)
+
+func benchMoveRecord(b *testing.B, mode int) {
 	d := newTestDevice(b, Options{AdapterLimits: true})
 	const total = 512 << 20
 	desc := device.BufferDesc{Label: "bench sweep", Size: total, Usage: device.CopySrc | device.CopyDst}
@@ -108,15 +134,26 @@ func benchMoveRecord(b *testing.B, fresh bool) {
 	if err := d.Wait(); err != nil {
 		b.Fatal(err)
 	}
+	var evict []byte
+	if mode == recordCold {
+		evict = make([]byte, 64<<20)
+	}
 	var rec time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if fresh {
+		switch mode {
+		case recordNewBuffer, recordCycle:
 			b.StopTimer()
 			buf.Release()
 			if buf, err = d.CreateBuffer(desc); err != nil {
 				b.Fatal(err)
+			}
+			b.StartTimer()
+		case recordCold:
+			b.StopTimer()
+			for i := 0; i < len(evict); i += 64 {
+				evict[i]++
 			}
 			b.StartTimer()
 		}
@@ -125,7 +162,18 @@ func benchMoveRecord(b *testing.B, fresh bool) {
 			b.Fatal(err)
 		}
 		rec += time.Since(t0)
-		d.dropPending()
+		if mode != recordCycle {
+			d.dropPending()
+			continue
+		}
+		b.StopTimer()
+		if _, err := d.Fence(); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 	b.ReportMetric(float64(rec.Nanoseconds())/float64(b.N*len(moves)), "ns/move")
 	b.ReportMetric(float64(len(moves)), "moves/op")
