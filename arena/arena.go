@@ -104,6 +104,8 @@ type Arena struct {
 	planeMoves []device.Move
 	done       []Move // reused report
 	stats      Stats
+	// timing is the GPU timing of batches of moves (timing.go).
+	timing moveTiming
 	// changes is what Changes reports next (changes.go).
 	changes memory.ChangeLog
 	// occupied is the sum of elements asked for by live allocations.
@@ -156,7 +158,7 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arena %q: create buffer: %w", o.Label, err)
 	}
-	return &Arena{
+	a := &Arena{
 		dev:    dev,
 		opts:   o,
 		buf:    bufs[0],
@@ -166,7 +168,9 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 		sw:     sweep{cursor: none, restart: none},
 		serial: nextSerial(),
 		guard:  o.MarginElems(),
-	}, nil
+	}
+	a.startTiming()
+	return a, nil
 }
 
 // createBuffers creates the arena's buffers for capacity elems: the

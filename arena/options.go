@@ -90,6 +90,11 @@ type Options struct {
 	// the package doc); a consumer reads Changes. It must not call back
 	// into the arena.
 	OnMove func(Move)
+	// TimeMoves brackets every batch of moves with GPU timestamps, where
+	// the device has a Timer (device.TimerOf): Stats.MoveGPUTime and
+	// MoveTime report the GPU's time for them (see timing.go). It adds
+	// two timestamp writes a batch. Off by default.
+	TimeMoves bool
 }
 
 // Limits of an arena's sizes and counts, the offset allocator's.

@@ -1,5 +1,7 @@
 package arena
 
+import "time"
+
 // Stats is a snapshot of an arena's state and history. Elements are in
 // elements, bytes in bytes.
 type Stats struct {
@@ -29,11 +31,22 @@ type Stats struct {
 	SweepsArmed        uint64 // sweep episodes started
 	SweepsCompleted    uint64 // sweep episodes that reached the end
 	Uploads            uint64 // writes and uploads made by Place and Rewrite
+
+	// With Options.TimeMoves on a device with a Timer: the batches of
+	// moves whose GPU time has come back, and the sum of that time
+	// (timing.go). Results come back after the GPU ran the batch.
+	TimedBatches uint64
+	MoveGPUTime  time.Duration
 }
 
 // Stats returns the arena's statistics. O(k) for the free regions in the
-// top bin (see offset.Allocator.LargestFree), O(1) otherwise.
+// top bin (see offset.Allocator.LargestFree), O(1) otherwise; with
+// Options.TimeMoves, it first collects the GPU times that have come back
+// (without waiting; it may poll the device).
 func (a *Arena) Stats() Stats {
+	if a.timing.timer != nil && !a.released {
+		a.collect()
+	}
 	s := a.stats
 	r := a.alloc.Report()
 	s.CapacityElems = a.alloc.Capacity()

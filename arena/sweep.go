@@ -172,11 +172,25 @@ func (a *Arena) flush(bytes uint64) error {
 	if len(a.moves) == 0 {
 		return nil
 	}
+	if a.timing.timer != nil {
+		a.collect()
+	}
+	begin, err := a.stamp()
+	if err != nil {
+		return err
+	}
 	if err := a.dev.Move(a.buf, a.moves); err != nil {
 		return fmt.Errorf("arena %q: move %d allocations: %w", a.opts.Label, len(a.moves), err)
 	}
 	if err := a.movePlanes(); err != nil {
 		return err
+	}
+	if begin != 0 {
+		end, err := a.stamp()
+		if err != nil {
+			return err
+		}
+		a.timed(device.Span{Begin: begin, End: end})
 	}
 	a.stats.Moves += uint64(len(a.done))
 	a.stats.BytesMoved += bytes

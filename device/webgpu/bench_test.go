@@ -79,9 +79,9 @@ func BenchmarkWriteBuffer(b *testing.B) {
 // work is dropped unsubmitted, so the benchmark runs as long as needed for
 // a profile without the GPU moving a byte. ns/move is the figure the
 // arena's Compact pays on top of its walk (arena's BenchmarkCompactCall
-// measures both); MiB-table/op is the table uploaded per batch.
+// measures both).
 func BenchmarkMoveRecord(b *testing.B) {
-	benchMoveRecord(b, false)
+	benchMoveRecord(b, recordSame)
 }
 
 // BenchmarkMoveRecordNewBuffer is BenchmarkMoveRecord with the batch in a
@@ -89,10 +89,36 @@ func BenchmarkMoveRecord(b *testing.B) {
 // BenchmarkCompactCall records it: whatever the device makes once per
 // buffer (bind groups) counts in every batch.
 func BenchmarkMoveRecordNewBuffer(b *testing.B) {
-	benchMoveRecord(b, true)
+	benchMoveRecord(b, recordNewBuffer)
 }
 
-func benchMoveRecord(b *testing.B, fresh bool) {
+// BenchmarkMoveRecordCold is BenchmarkMoveRecord with the CPU's caches
+// evicted (64 MiB of other memory written, untimed) before each batch,
+// as a frame's other work, or arena's BenchmarkCompactCall making its
+// next arena, would leave them: what recording costs on memory that is
+// not in cache.
+func BenchmarkMoveRecordCold(b *testing.B) {
+	benchMoveRecord(b, recordCold)
+}
+
+// BenchmarkMoveRecordCycle is BenchmarkMoveRecordNewBuffer with every
+// batch submitted and waited for (untimed): the staging buffers, table
+// buffer and encoder go round as in a frame loop, and the GPU's work on
+// the last batch ran before the next is recorded. Against NewBuffer in
+// the same run, it shows what the cycle adds to recording.
+func BenchmarkMoveRecordCycle(b *testing.B) {
+	benchMoveRecord(b, recordCycle)
+}
+
+// How benchMoveRecord runs its batches.
+const (
+	recordSame      = iota // one buffer, the work dropped
+	recordNewBuffer        // a new buffer a batch, the work dropped
+	recordCold             // one buffer, caches evicted, the work dropped
+	recordCycle            // a new buffer a batch, submitted and waited for
+)
+
+func benchMoveRecord(b *testing.B, mode int) {
 	d := newTestDevice(b, Options{AdapterLimits: true})
 	const total = 512 << 20
 	desc := device.BufferDesc{Label: "bench sweep", Size: total, Usage: device.CopySrc | device.CopyDst}
@@ -108,15 +134,26 @@ func benchMoveRecord(b *testing.B, fresh bool) {
 	if err := d.Wait(); err != nil {
 		b.Fatal(err)
 	}
+	var evict []byte
+	if mode == recordCold {
+		evict = make([]byte, 64<<20)
+	}
 	var rec time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if fresh {
+		switch mode {
+		case recordNewBuffer, recordCycle:
 			b.StopTimer()
 			buf.Release()
 			if buf, err = d.CreateBuffer(desc); err != nil {
 				b.Fatal(err)
+			}
+			b.StartTimer()
+		case recordCold:
+			b.StopTimer()
+			for i := 0; i < len(evict); i += 64 {
+				evict[i]++
 			}
 			b.StartTimer()
 		}
@@ -125,7 +162,18 @@ func benchMoveRecord(b *testing.B, fresh bool) {
 			b.Fatal(err)
 		}
 		rec += time.Since(t0)
-		d.dropPending()
+		if mode != recordCycle {
+			d.dropPending()
+			continue
+		}
+		b.StopTimer()
+		if _, err := d.Fence(); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 	b.ReportMetric(float64(rec.Nanoseconds())/float64(b.N*len(moves)), "ns/move")
 	b.ReportMetric(float64(len(moves)), "moves/op")
@@ -150,10 +198,13 @@ func (d *Device) dropPending() {
 // reverse order (devbench's compute cases), of the sizes GPUMEM_BENCH_MIB
 // lists (default 64; "256,1024" on a GPU, with the adapter's limits).
 // Batches are recorded back to back, enough to run about 20 ms, and
-// submitted together; GB/s counts bytes read plus written over the time
-// from submit to completion. x-64KiB is the ratio to the default entry
-// size on the same moves in the same run: what tuning chunkBytes would
-// gain on this GPU.
+// submitted together; GB/s counts bytes read plus written over the wall
+// time of the Wait after the submit (see internal/devbench's doc for how
+// it compares with devbench's numbers), and where the device has a timer
+// GB/s-kernel over the GPU time between a stamp before the batches and
+// one after (devbench's KernelGBps). x-64KiB is the ratio to the default
+// entry size on the same moves in the same run: what tuning chunkBytes
+// would gain on this GPU.
 func BenchmarkKernelChunk(b *testing.B) {
 	d := newTestDevice(b, Options{AdapterLimits: true})
 	sizes := []uint64{64}
@@ -184,11 +235,19 @@ func BenchmarkKernelChunk(b *testing.B) {
 			for _, chunk := range []uint64{64 << 10, 16 << 10, 32 << 10, 128 << 10} {
 				b.Run(fmt.Sprintf("%dMiB/moves=%dKiB/chunk=%dKiB", mib, moveBytes>>10, chunk>>10), func(b *testing.B) {
 					d.tables.chunk = chunk
+					var kernel time.Duration
 					run := func(batches int) time.Duration {
+						var span device.Span
+						if d.timer != nil {
+							span.Begin = stamp(b, d)
+						}
 						for range batches {
 							if err := d.MoveVia(MoveCompute, buf, moves); err != nil {
 								b.Fatal(err)
 							}
+						}
+						if d.timer != nil {
+							span.End = stamp(b, d)
 						}
 						if err := d.Submit(); err != nil {
 							b.Fatal(err)
@@ -197,15 +256,27 @@ func BenchmarkKernelChunk(b *testing.B) {
 						if err := d.Wait(); err != nil {
 							b.Fatal(err)
 						}
-						return time.Since(t0)
+						wall := time.Since(t0)
+						if d.timer != nil {
+							k, ok, err := device.Elapsed(d.timer, span)
+							if err != nil || !ok {
+								b.Fatalf("no GPU time after Wait: %v", err)
+							}
+							kernel += k
+						}
+						return wall
 					}
 					one := run(1) // warm up: pipelines, first touch
+					kernel = 0
 					batches := int(min(max(20*time.Millisecond/max(one, time.Microsecond), 1), 64))
 					var gpu time.Duration
 					for range b.N {
 						gpu += run(batches)
 					}
 					gbps := 2 * float64(total) * float64(batches*b.N) / gpu.Seconds() / 1e9
+					if kernel > 0 {
+						b.ReportMetric(2*float64(total)*float64(batches*b.N)/kernel.Seconds()/1e9, "GB/s-kernel")
+					}
 					if chunk == 64<<10 {
 						base = gbps
 					}
@@ -218,4 +289,13 @@ func BenchmarkKernelChunk(b *testing.B) {
 		}
 		buf.Release()
 	}
+}
+
+// stamp writes a timestamp with d's timer.
+func stamp(b *testing.B, d *Device) device.Stamp {
+	s, err := d.timer.Stamp()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
@@ -476,9 +477,20 @@ func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst u
 			}
 			g = t.group(kernelVec4, sb, db)
 		}
-		c := min(n, t.chunk)
-		g.entries = append(g.entries, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
-		src, dst, n = src+c, dst+c, n-c
+		// The chunks up to the next window of either side, or the
+		// group's last entry, written in one run: one growth of the
+		// entries and no append per chunk.
+		span := min(n, sEnd-src, dEnd-dst)
+		k := min((span+t.chunk-1)/t.chunk, uint64(t.maxEntries-len(g.entries)/4))
+		e := slices.Grow(g.entries, int(4*k))
+		at := len(e)
+		e = e[:at+int(4*k)]
+		for w := e[at:]; len(w) >= 4; w = w[4:] {
+			c := min(n, t.chunk)
+			w[0], w[1], w[2], w[3] = uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0
+			src, dst, n = src+c, dst+c, n-c
+		}
+		g.entries = e
 	}
 }
 
@@ -649,7 +661,8 @@ func (d *Device) dispatchRun(k *kernels, enc *wgpu.CommandEncoder, b *Buffer, ph
 				pass.SetPipeline(kk.pipeline)
 				last = kk
 			}
-			pass.SetBindGroup(0, bg, []uint32{uint32(off)})
+			d.dynOffset[0] = uint32(off)
+			pass.SetBindGroup(0, bg, d.dynOffset[:])
 			n := uint32(len(g.entries) / 4) // one workgroup an entry
 			x := min(n, maxWorkgroups)
 			pass.DispatchWorkgroups(x, (n+x-1)/x, 1)

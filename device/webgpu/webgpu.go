@@ -205,6 +205,10 @@ type Device struct {
 	scratch   *wgpu.Buffer
 	// scratchSize is the size of scratch in bytes, 0 when there is none.
 	scratchSize uint64
+	// dynOffset is the dynamic offset a move dispatch binds its table
+	// segment at: a field, so that passing it to the binding allocates
+	// nothing.
+	dynOffset [1]uint32
 	// timer writes GPU timestamps; nil where the device cannot (see
 	// Timer).
 	timer *timer

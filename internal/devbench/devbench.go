@@ -15,6 +15,30 @@
 // the work, without the submit, the wake-up of the waiting CPU and the
 // queue's idle time, which the wall-clock GPU time includes. Where the
 // two disagree, the difference is the harness's, not the kernels'.
+//
+// # Which number means what
+//
+// Every throughput in the project's benchmarks counts bytes read plus
+// bytes written (twice the bytes moved). They differ in the time they
+// divide by:
+//
+//   - kernel time, from GPU timestamps around the recorded work, the same
+//     quantity everywhere: Result.KernelGBps here, which `gpumem devbench`
+//     prints as "kernel GB/s" (JSON kernel_gb_per_s) and BenchmarkMoves
+//     reports as GB/s-kernel; device/webgpu's BenchmarkKernelChunk
+//     GB/s-kernel; arena's BenchmarkSweepThroughput kern-GB/s (one
+//     compaction batch, its table upload included).
+//   - wall time of the wait for many batches in one submit: Result.GBps
+//     here ("GB/s", gb_per_s; BenchmarkMoves GB/s), timed around Wait,
+//     which submits, so the submit's CPU time counts; BenchmarkKernelChunk
+//     GB/s, timed around Wait after a separate Submit, so it does not.
+//     With about 20 ms of batches a submit, both stay within a few percent
+//     of the kernel time.
+//   - end to end for one batch: arena's BenchmarkSweepThroughput
+//     sweep-GB/s, from the Compact call to the return of the Wait after
+//     it (recording, submit, GPU, fence). sweep/kern is its ratio to the
+//     kernel time of the same batch; its submit-ms, kernel-ms and idle-ms
+//     say where the rest goes.
 package devbench
 
 import (
