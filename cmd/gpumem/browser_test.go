@@ -262,8 +262,8 @@ func TestBrowserReport(t *testing.T) {
 	if r.Contents < 7 {
 		t.Errorf("contents: %d links, want the plots, the tables, headroom, the maps and the summary", r.Contents)
 	}
-	if r.Cards != 8 || !r.FirstScreen {
-		t.Errorf("%d cards of key figures, on the first screen %v: want 8, above 1000 pixels", r.Cards, r.FirstScreen)
+	if r.Cards != 9 || !r.FirstScreen {
+		t.Errorf("%d cards of key figures, on the first screen %v: want 9 (GPU time among them), above 1000 pixels", r.Cards, r.FirstScreen)
 	}
 	// One band per category: vertex, index, meshlet, texture, uniform,
 	// scratch, readback.
