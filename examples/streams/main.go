@@ -23,15 +23,13 @@
 // Its test draws the final scene again from buffers and textures of its
 // own and checks the images are equal byte for byte. They can be: the
 // draw of a mesh reads the same vertices and indices from its slab ranges
-// as from its own buffers, and nearest sampling picks the same texel from
-// both textures. A size class is a power of two, so the Scale is the
-// image's size over a power of two, and the coordinate u*Scale sampled
-// in a layer of the class's width lands, in floating point exactly, where
-// u lands in the image alone (scaling by a power of two rounds alike, on
-// samplers that scale coordinates in floating point, as lavapipe's do);
-// the image fills the layer's top-left corner, and the layer repeats its
-// last column and row past it, so a coordinate clamped at the image's
-// edge reads the same texel in both.
+// as from its own buffers, and both shaders load one texel by integer
+// coordinates: floor(uv * size), clamped to the image, where size is the
+// image's size in texels (in a size-class layer, the layer's size times
+// the Scale: a power of two over a power of two, exact in floating
+// point). The image fills the layer's top-left corner, so the same
+// coordinates name the same texel on any GPU; a sampler would not promise
+// that, since samplers may round coordinates in fixed point.
 //
 // It needs cgo and a WebGPU adapter: any Vulkan, Metal or DX12 GPU, or on
 // Linux without one Mesa's software Vulkan driver (Debian: apt-get install

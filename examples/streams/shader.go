@@ -37,6 +37,12 @@ struct VOut {
 	@location(2) color: vec4f,
 }
 
+// at is the texel a coordinate picks in an image of size texels: nearest,
+// clamped to the edge.
+fn at(uv: vec2f, size: vec2f) -> vec2i {
+	return vec2i(clamp(floor(uv * size), vec2f(0.0), size - 1.0));
+}
+
 @vertex fn vs(@location(0) pos: vec3f, @location(1) normal: vec3f, @location(2) uv: vec2f, @location(3) color: vec4f) -> VOut {
 	return VOut(draw.mvp * vec4f(pos, 1.0), (draw.rot * vec4f(normal, 0.0)).xyz, uv, color);
 }
@@ -55,9 +61,9 @@ const drawBytes = 144
 // WebGPU's default limit of sampled textures per shader stage.
 const maxPages = 16
 
-// pagesWGSL samples the mesh's texture from the bindless pages: page
-// h >> 16 picks the binding, layer h & 0xffff the array layer, and the
-// coordinate is scaled into the image's corner of its size-class layer.
+// pagesWGSL loads the mesh's texel from the bindless pages: page h >> 16
+// picks the binding, layer h & 0xffff the array layer, and the image's
+// size is its size-class layer's times the scale (see the package doc).
 // WGSL cannot index an array of bindings, so a switch picks the page.
 func pagesWGSL() string {
 	var b strings.Builder
@@ -66,7 +72,6 @@ func pagesWGSL() string {
 	}
 	b.WriteString(`
 fn texel(uv: vec2f) -> vec4f {
-	let st = uv * draw.uvScale;
 	let layer = draw.texture & 0xffffu;
 	switch draw.texture >> 16u {
 `)
@@ -75,7 +80,7 @@ fn texel(uv: vec2f) -> vec4f {
 		if i == maxPages-1 {
 			c = "default"
 		}
-		fmt.Fprintf(&b, "\t\t%s: { return textureSampleLevel(page%d, samp, st, layer, 0.0); }\n", c, i)
+		fmt.Fprintf(&b, "\t\t%s: { return textureLoad(page%d, at(uv, vec2f(textureDimensions(page%d)) * draw.uvScale), layer, 0); }\n", c, i, i)
 	}
 	b.WriteString("\t}\n}\n")
 	return b.String()
@@ -142,9 +147,8 @@ func newPipeline(wd *wgpu.Device, texelWGSL string, textures []wgpu.BindGroupLay
 	}); err != nil {
 		return nil, err
 	}
-	// Nearest texels, clamped: a coordinate picks one texel, and the
-	// scaled coordinate in a size-class layer picks the same one (see
-	// the package doc).
+	// The shaders load texels by integer coordinates (see the package
+	// doc); the sampler is bound for a renderer that filters instead.
 	p.sampler, err = wd.TryCreateSampler(&wgpu.SamplerDescriptor{
 		Label:        "nearest",
 		AddressModeU: wgpu.AddressModeClampToEdge, AddressModeV: wgpu.AddressModeClampToEdge, AddressModeW: wgpu.AddressModeClampToEdge,

@@ -94,12 +94,12 @@ func TestMatchesOwnBuffers(t *testing.T) {
 	}
 }
 
-// texelOwnWGSL samples the one texture bound for the draw, unscaled.
+// texelOwnWGSL loads from the one texture bound for the draw, unscaled.
 const texelOwnWGSL = `
 @group(1) @binding(1) var tex: texture_2d<f32>;
 
 fn texel(uv: vec2f) -> vec4f {
-	return textureSampleLevel(tex, samp, uv, 0.0);
+	return textureLoad(tex, at(uv, vec2f(textureDimensions(tex))), 0);
 }
 `
 
