@@ -525,7 +525,7 @@ h3{font-size:15px;margin:20px 0 6px}</style>
 <nav id="contents"><a href="#over-time">Over time</a><a href="#buffers">Buffers</a><a href="#managers">Time by manager</a><a href="#notes">Managers' notes</a><a href="#headroom">Headroom</a><a href="#maps">Memory maps</a><a href="#summary">Text summary</a></nav>
 <h2 id="over-time">Over time</h2>
 <p class="muted">Hover over a chart for the values at a frame. {{if .Markers}}Purple lines on the memory chart mark frames where a buffer grew or was added (bind groups that use it need rebuilding); nearby frames share a line.{{end}}
-GPU time is not shown: the times are the CPU's.</p>
+The charts show CPU time; the GPU time of gpumem's work is in the cards above and the text summary.</p>
 {{range .Plots}}<div id="{{.ID}}">{{.SVG}}</div>
 {{with .Note}}<p class="note">{{.}}</p>{{end}}
 {{end}}
