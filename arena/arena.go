@@ -127,7 +127,6 @@ type Arena struct {
 	sizes      []uint32    // per request: what it takes from the allocator
 	rest       []int32     // requests left after the holes
 	order      []uint64    // placed requests by offset: offset<<32 | index
-	runBuf     []byte      // one run's bytes
 	placeMoves []Move      // the moves Place reports
 	placing    bool        // a compaction inside Place: flush reports to placeMoves
 	fresh      []Placement // the batch's placements so far, while placing

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/offset"
@@ -438,11 +439,10 @@ func (a *Arena) writeRuns(ord []uint64, up Uploader) error {
 		case j == k+1 && (p > 0 || reqs[uint32(ord[k])].Fill == nil):
 			err = a.writeAlone(up, p, planeData(&reqs[uint32(ord[k])], p), s, start)
 		default:
-			if uint64(cap(a.runBuf)) < n {
-				a.runBuf = make([]byte, n, max(n, min(2*uint64(cap(a.runBuf)), maxRunBytes)))
-			}
-			a.gatherRun(a.runBuf[:n])
-			err = a.put(up, p, start, a.runBuf[:n])
+			b := runScratch(n)
+			a.gatherRun(b)
+			err = a.put(up, p, start, b)
+			runScratchDone(b)
 		}
 		if err != nil {
 			return err
@@ -525,10 +525,8 @@ func (a *Arena) writeAlone(up Uploader, p int, data []byte, s *slot, start uint6
 	if n == 0 {
 		return nil
 	}
-	if uint64(cap(a.runBuf)) < n {
-		a.runBuf = make([]byte, n)
-	}
-	tail := a.runBuf[:n]
+	tail := runScratch(n)
+	defer runScratchDone(tail)
 	c := uint64(copy(tail, data[w:]))
 	elems := uint64(s.elems)*uint64(a.opts.planeElemSize(p)) - w
 	clear(tail[c:elems])
@@ -578,10 +576,8 @@ func (a *Arena) RewritePlane(h Handle, p int, data []byte, up Uploader) error {
 		}
 	}
 	if n := uint64(s.elems)*es - w; n > 0 {
-		if uint64(cap(a.runBuf)) < n {
-			a.runBuf = make([]byte, n)
-		}
-		tail := a.runBuf[:n]
+		tail := runScratch(n)
+		defer runScratchDone(tail)
 		clear(tail[copy(tail, data[w:]):])
 		if err := a.put(up, p, start+w, tail); err != nil {
 			return fmt.Errorf("arena %q: rewrite: %w", a.opts.Label, err)
@@ -644,3 +640,20 @@ func NewFor(dev device.Device, opts Options, reqs []Request) (*Arena, error) {
 	opts.InitialElems = uint32(max(uint64(o.InitialElems), min(sum, uint64(o.MaxElems))))
 	return New(dev, opts)
 }
+
+// runScratches holds the scratch that queue writes gather runs into,
+// shared by every arena: a frame's writes into many slabs reuse one
+// buffer, warm in the cache, instead of one per arena.
+var runScratches sync.Pool
+
+// runScratch returns n bytes of scratch, their contents unspecified;
+// hand them back with runScratchDone.
+func runScratch(n uint64) []byte {
+	if p, ok := runScratches.Get().(*[]byte); ok && uint64(cap(*p)) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n, max(n, min(2*n, maxRunBytes)))
+}
+
+// runScratchDone hands back b, a runScratch.
+func runScratchDone(b []byte) { runScratches.Put(&b) }
