@@ -440,9 +440,9 @@ func (a *Arena) writeRuns(ord []uint64, up Uploader) error {
 			err = a.writeAlone(up, p, planeData(&reqs[uint32(ord[k])], p), s, start)
 		default:
 			b := runScratch(n)
-			a.gatherRun(b)
-			err = a.put(up, p, start, b)
-			runScratchDone(b)
+			a.gatherRun(*b)
+			err = a.put(up, p, start, *b)
+			runScratches.Put(b)
 		}
 		if err != nil {
 			return err
@@ -525,8 +525,9 @@ func (a *Arena) writeAlone(up Uploader, p int, data []byte, s *slot, start uint6
 	if n == 0 {
 		return nil
 	}
-	tail := runScratch(n)
-	defer runScratchDone(tail)
+	t := runScratch(n)
+	defer runScratches.Put(t)
+	tail := *t
 	c := uint64(copy(tail, data[w:]))
 	elems := uint64(s.elems)*uint64(a.opts.planeElemSize(p)) - w
 	clear(tail[c:elems])
@@ -576,8 +577,9 @@ func (a *Arena) RewritePlane(h Handle, p int, data []byte, up Uploader) error {
 		}
 	}
 	if n := uint64(s.elems)*es - w; n > 0 {
-		tail := runScratch(n)
-		defer runScratchDone(tail)
+		t := runScratch(n)
+		defer runScratches.Put(t)
+		tail := *t
 		clear(tail[copy(tail, data[w:]):])
 		if err := a.put(up, p, start+w, tail); err != nil {
 			return fmt.Errorf("arena %q: rewrite: %w", a.opts.Label, err)
@@ -646,14 +648,17 @@ func NewFor(dev device.Device, opts Options, reqs []Request) (*Arena, error) {
 // buffer, warm in the cache, instead of one per arena.
 var runScratches sync.Pool
 
-// runScratch returns n bytes of scratch, their contents unspecified;
-// hand them back with runScratchDone.
-func runScratch(n uint64) []byte {
-	if p, ok := runScratches.Get().(*[]byte); ok && uint64(cap(*p)) >= n {
-		return (*p)[:n]
+// runScratch returns a scratch of n bytes, its contents unspecified;
+// hand it back to runScratches. Neither allocates once the pool holds a
+// large enough one.
+func runScratch(n uint64) *[]byte {
+	p, _ := runScratches.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
 	}
-	return make([]byte, n, max(n, min(2*n, maxRunBytes)))
+	if uint64(cap(*p)) < n {
+		*p = make([]byte, n, max(n, min(2*n, maxRunBytes)))
+	}
+	*p = (*p)[:n]
+	return p
 }
-
-// runScratchDone hands back b, a runScratch.
-func runScratchDone(b []byte) { runScratches.Put(&b) }
