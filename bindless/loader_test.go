@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
@@ -69,11 +70,14 @@ func TestLoaders(t *testing.T) {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
 		var failed []bindless.Failed[int]
+		// The owner's frames. The pause between them gives the loaders
+		// their turn where goroutines do not preempt (js/wasm).
 		for running := true; running; {
 			select {
 			case <-done:
 				running = false
 			default:
+				time.Sleep(100 * time.Microsecond)
 			}
 			failed = r.TakeLoaded(failed)
 			if err := bindless.Check(r); err != nil {
