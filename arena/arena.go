@@ -64,8 +64,12 @@ type slot struct {
 	elems uint32            // elements asked for (alloc.Size may be rounded)
 	gen   uint32
 	// change is the index of its pending move in the change log
-	// (memory.ChangeLog.MovedAt).
+	// (memory.ChangeLog.MovedWithin).
 	change int32
+	// from is where the allocation was before its moves not yet in the
+	// change log; valid while moved is set (changes.go).
+	from  uint32
+	moved bool
 }
 
 // sweep is the state of the incremental compaction. An episode is armed by
@@ -106,8 +110,13 @@ type Arena struct {
 	stats      Stats
 	// timing is the GPU timing of batches of moves (timing.go).
 	timing moveTiming
-	// changes is what Changes reports next (changes.go).
+	// changes is what Changes reports next (changes.go), but for the
+	// moves of movedIDs, entered into it only when needed (logMoves).
 	changes memory.ChangeLog
+	// movedIDs lists the allocations with a move not yet in changes: the
+	// live ones among them have slot.moved set, and a slot's from is
+	// where its first such move started.
+	movedIDs []uint32
 	// occupied is the sum of elements asked for by live allocations.
 	occupied uint64
 	// serial names the arena in its handles (see Handle).
@@ -376,6 +385,7 @@ func (a *Arena) Free(h Handle) error {
 		return err
 	}
 	a.changes.ForgetAt(&a.slots[h.id].change, uint64(h.id))
+	s.moved = false
 	a.forget(h.id)
 	if err := a.alloc.Free(s.alloc); err != nil {
 		invariant.Broken("arena", "%q: free of a live range: %v", a.opts.Label, err)
@@ -441,6 +451,7 @@ func (a *Arena) Release() {
 	}
 	a.released = true
 	a.buf.Release()
+	a.logMoves()
 	a.changes.Released(a.buf, nil)
 	for _, p := range a.planes {
 		p.Release()

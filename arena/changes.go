@@ -10,9 +10,15 @@ import "github.com/gpumem/gpumem/memory"
 // for the buffer Release released. With Options.OnMove set, moves go
 // there instead and Changes reports only the buffer. O(changes); it
 // allocates only when dst lacks room.
-func (a *Arena) Changes(dst []memory.Change) []memory.Change { return a.changes.Take(dst) }
+func (a *Arena) Changes(dst []memory.Change) []memory.Change {
+	a.logMoves()
+	return a.changes.Take(dst)
+}
 
-// report gives the moves ms to OnMove or, without one, to the change log.
+// report gives the moves ms to OnMove or, without one, marks them for the
+// change log: a batch of moves costs a flag and an id per allocation,
+// and logMoves turns them into changes when the log needs them (Changes,
+// a buffer replaced or released), by then coalesced.
 func (a *Arena) report(ms []Move) {
 	if a.opts.OnMove != nil {
 		for _, m := range ms {
@@ -20,10 +26,37 @@ func (a *Arena) report(ms []Move) {
 		}
 		return
 	}
+	for _, m := range ms {
+		if s := &a.slots[m.Handle.id]; !s.moved {
+			s.moved, s.from = true, m.From
+			a.movedIDs = append(a.movedIDs, m.Handle.id)
+		}
+	}
+	if len(a.movedIDs) > memory.MaxPendingChanges {
+		// A consumer that never asks: the log bounds what is kept (it
+		// overflows), and freed ids do not pile up here.
+		a.logMoves()
+	}
+}
+
+// logMoves enters the marked moves into the change log, each from where
+// it was when first marked to where it is now, in the current buffer:
+// every buffer replacement and release calls it first, so the moves it
+// enters all happened in a.buf.
+func (a *Arena) logMoves() {
+	if len(a.movedIDs) == 0 {
+		return
+	}
 	e := uint64(a.opts.ElemSize)
 	in := a.changes.Within(a.buf, nil)
-	for _, m := range ms {
-		a.changes.MovedWithin(&a.slots[m.Handle.id].change, uint64(m.Handle.id), in, m.Owner, 0,
-			uint64(m.From)*e, uint64(m.To)*e, uint64(m.Elems)*e)
+	for _, id := range a.movedIDs {
+		s := &a.slots[id]
+		if !s.moved { // freed since (and perhaps marked again later in the list)
+			continue
+		}
+		s.moved = false
+		a.changes.MovedWithin(&s.change, uint64(id), in, s.owner, 0,
+			uint64(s.from)*e, uint64(s.alloc.Offset)*e, uint64(s.elems)*e)
 	}
+	a.movedIDs = a.movedIDs[:0]
 }

@@ -1,6 +1,7 @@
 package arena_test
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gpumem/gpumem/arena"
@@ -95,6 +96,99 @@ func TestChangesBound(t *testing.T) {
 		cs := a.Changes(nil)
 		if len(cs) != 1 || cs[0].Kind != memory.Overflowed {
 			t.Fatalf("%d moves unread: %d changes (first %+v), want one Overflowed", n, len(cs), cs[0])
+		}
+	})
+}
+
+// TestChangesReplay: a consumer that knows each allocation's buffer and
+// offset, and learns of changes only through Changes, asked at random
+// between random allocations, frees, growths, sweeps and compactions,
+// always ends knowing where every allocation is: each Moved starts where
+// the consumer last knew the allocation to be, each Replaced names the
+// buffer it last knew, and an allocation moves at most once a call.
+func TestChangesReplay(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dev device.Device) {
+		a, err := arena.New(dev, arena.Options{ElemSize: 8, InitialElems: 64, Fragmented: arena.CompactAlways})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Release()
+		type place struct {
+			buf device.Buffer
+			off uint64
+		}
+		r := rand.New(rand.NewPCG(3, 4))
+		live := map[uint64]arena.Handle{} // by owner tag, unique per allocation
+		known := map[uint64]place{}       // what the consumer knows
+		var owners []uint64
+		next := uint64(1)
+		var cs []memory.Change
+		for op := range 3000 {
+			switch k := r.IntN(16); {
+			case k < 7:
+				h, err := a.AllocateOwned(1+r.Uint32N(12), next)
+				if err != nil {
+					t.Fatal(err)
+				}
+				off, err := a.Offset(h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				live[next] = h
+				known[next] = place{a.Buffer(), uint64(off) * 8} // its lookup
+				owners = append(owners, next)
+				next++
+			case k < 12 && len(owners) > 0:
+				i := r.IntN(len(owners))
+				o := owners[i]
+				owners[i] = owners[len(owners)-1]
+				owners = owners[:len(owners)-1]
+				if err := a.Free(live[o]); err != nil {
+					t.Fatal(err)
+				}
+				delete(live, o)
+				delete(known, o)
+			case k < 14:
+				if _, err := a.Sweep(arena.SweepLimits{Moves: 1 + r.IntN(4)}); err != nil {
+					t.Fatal(err)
+				}
+			case k < 15:
+				if _, err := a.Compact(); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				cs = a.Changes(cs[:0])
+				seen := map[uint64]bool{}
+				for _, c := range cs {
+					switch c.Kind {
+					case memory.Replaced:
+						for o, p := range known {
+							if p.buf == c.Old {
+								known[o] = place{c.Buffer, p.off}
+							}
+						}
+					case memory.Moved:
+						p, ok := known[c.Owner]
+						if !ok || seen[c.Owner] || p.buf != c.Old || p.off != c.FromBytes {
+							t.Fatalf("op %d: %+v: the consumer knew %+v (live %v, moved twice %v)", op, c, p, ok, seen[c.Owner])
+						}
+						seen[c.Owner] = true
+						known[c.Owner] = place{c.Buffer, c.ToBytes}
+					default:
+						t.Fatalf("op %d: unexpected %+v", op, c)
+					}
+				}
+				for o, h := range live {
+					off, err := a.Offset(h)
+					if err != nil {
+						t.Fatal(err)
+					}
+					now := place{a.Buffer(), uint64(off) * 8}
+					if p := known[o]; p != now {
+						t.Fatalf("op %d: allocation %d is at %+v, the consumer thinks %+v", op, o, now, p)
+					}
+				}
+			}
 		}
 	})
 }

@@ -149,6 +149,7 @@ func (a *Arena) rebuffer(op string, capacity uint32, resize func(uint32) error) 
 		drop()
 		return fmt.Errorf("arena %q: %s: %w", a.opts.Label, op, err)
 	}
+	a.logMoves() // they happened in the buffer replaced
 	for i, b := range bufs {
 		old := a.PlaneBuffer(i)
 		old.Release()

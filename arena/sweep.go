@@ -195,7 +195,6 @@ func (a *Arena) flush(bytes uint64) error {
 	a.stats.Moves += uint64(len(a.done))
 	a.stats.BytesMoved += bytes
 	if a.placing {
-		// Place records the moves, once its batch is placed (reportMoves).
 		a.reportMoves() // Place reports them, once its batch is placed
 		return nil
 	}
@@ -222,7 +221,7 @@ func (a *Arena) compact() error {
 	n := a.alloc.Len()
 	a.moves = slices.Grow(a.moves[:0], n)
 	a.done = slices.Grow(a.done[:0], n)
-	a.changes.Grow(n)
+	a.movedIDs = slices.Grow(a.movedIDs, n)
 	// One walk packs the allocator (offset.Pack: the slides of a full
 	// pass, without filing a free region at each step) and builds the
 	// batch; the moves are those of the pass, in its order.
