@@ -72,12 +72,15 @@ type part struct {
 	elems  uint32 // 0: no array
 	// Placement: in a shared slab (slab != nil), in a buffer of its own
 	// (own != nil), or nowhere yet (both nil, elems > 0: staged).
-	slab *slab
 	h    arena.Handle
-	own  device.Buffer
-	// ownMore are the buffers of their own of the further streams.
-	ownMore []device.Buffer
+	slab *slab
+	own  *owned
 }
+
+// owned is the buffers of their own of an array placed outside the slabs,
+// one per stream. A part points to it, so that the parts of the many
+// arrays in slabs stay small.
+type owned struct{ bufs []device.Buffer }
 
 func (p *part) placed() bool { return p.slab != nil || p.own != nil }
 
@@ -520,14 +523,14 @@ func (a *Allocator) giveBack(p *part) {
 			invariant.Broken("mesh", "free of a placed range failed: %v", err)
 		}
 	case p.own != nil:
-		for _, b := range append([]device.Buffer{p.own}, p.ownMore...) {
+		for _, b := range p.own.bufs {
 			a.ownBytes -= b.Size()
 			a.changes.Released(b, nil)
 			b.Release()
 		}
 		a.own--
 	}
-	p.slab, p.h, p.own, p.ownMore = nil, arena.Handle{}, nil, nil
+	p.slab, p.h, p.own = nil, arena.Handle{}, nil
 }
 
 // Remove gives the mesh's ranges back and ends its handle. Draws already
@@ -613,7 +616,7 @@ func (a *Allocator) Streams(h Handle, dst []Slice) ([]Slice, error) {
 		if p.slab != nil {
 			s.Buffer = p.slab.ar.PlaneBuffer(i)
 		} else {
-			s.Buffer = p.ownMore[i-1]
+			s.Buffer = p.own.bufs[i]
 		}
 		dst = append(dst, s)
 	}
@@ -632,7 +635,7 @@ func (a *Allocator) slice(p *part) Slice {
 		start := off * p.layout.ElemsPerSlot()
 		return Slice{Buffer: p.slab.ar.Buffer(), StartElem: start, EndElem: start + p.elems}
 	case p.own != nil:
-		return Slice{Buffer: p.own, EndElem: p.elems}
+		return Slice{Buffer: p.own.bufs[0], EndElem: p.elems}
 	}
 	return Slice{}
 }
@@ -669,8 +672,7 @@ func (a *Allocator) Release() {
 		for k := range a.recs[i].parts {
 			for _, p := range []*part{&a.recs[i].parts[k], a.recs[i].old(Kind(k))} {
 				if p.own != nil {
-					p.own.Release()
-					for _, b := range p.ownMore {
+					for _, b := range p.own.bufs {
 						b.Release()
 					}
 				}

@@ -3,7 +3,6 @@ package mesh
 import (
 	"fmt"
 
-	"github.com/gpumem/gpumem/device"
 )
 
 // check verifies the allocator's bookkeeping against its slabs: every
@@ -89,10 +88,10 @@ func (a *Allocator) check() error {
 				}
 				owned[p.slab]++
 			case p.own != nil:
-				if len(p.ownMore) != p.layout.Streams()-1 {
-					return fmt.Errorf("mesh %d: %d own buffers for %d streams", i, 1+len(p.ownMore), p.layout.Streams())
+				if len(p.own.bufs) != p.layout.Streams() {
+					return fmt.Errorf("mesh %d: %d own buffers for %d streams", i, len(p.own.bufs), p.layout.Streams())
 				}
-				for s, b := range append([]device.Buffer{p.own}, p.ownMore...) {
+				for s, b := range p.own.bufs {
 					if b.Size() != a.streamBytes(p, s) {
 						return fmt.Errorf("mesh %d: stream %d's own buffer of %d bytes, want %d", i, s, b.Size(), a.streamBytes(p, s))
 					}

@@ -249,10 +249,7 @@ func (a *Allocator) placeOwn(p *part, pc piece) error {
 		bufs[i] = buf
 		a.ownBytes += buf.Size()
 	}
-	p.own = bufs[0]
-	if n > 1 {
-		p.ownMore = bufs[1:]
-	}
+	p.own = &owned{bufs}
 	a.own++
 	a.placed = append(a.placed, pc)     // to give back if the Flush fails
 	a.rewrites = append(a.rewrites, pc) // uploaded with the rewrites
@@ -353,10 +350,7 @@ func (a *Allocator) upload(p *part, s int, data []byte) error {
 		a.stats.BytesUploaded += uint64(len(data))
 		return nil
 	}
-	own := p.own
-	if s > 0 {
-		own = p.ownMore[s-1]
-	}
+	own := p.own.bufs[s]
 	n := len(data) &^ 3
 	if n > 0 {
 		if err := a.put(own, 0, data[:n]); err != nil {

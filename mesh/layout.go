@@ -73,16 +73,17 @@ func (f IndexFormat) String() string {
 // slot s starts at element s*ElemsPerSlot.
 type Layout struct {
 	Kind Kind
-	// ElemBytes is the vertex stride (of the first stream), or the index
-	// width.
-	ElemBytes uint32
 	// set names the strides of a vertex layout of separate streams
 	// (Mesh.Streams, StreamsLayout): an index into streamSets, 0 for one
 	// stream. Each stream is a buffer of its own (a plane of the slab's
 	// arena), and a mesh's vertices start at one element in all of them,
 	// so one base vertex serves every stream. Slots are the fewest whole
-	// elements whose size is a multiple of 4 in every stream.
+	// elements whose size is a multiple of 4 in every stream. (Beside
+	// Kind, so that a Layout is 8 bytes.)
 	set uint16
+	// ElemBytes is the vertex stride (of the first stream), or the index
+	// width.
+	ElemBytes uint32
 }
 
 // MaxStreams bounds a vertex layout's streams: WebGPU binds at most 8

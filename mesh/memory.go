@@ -3,7 +3,6 @@ package mesh
 import (
 	"fmt"
 
-	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/memory"
 )
 
@@ -66,7 +65,7 @@ func (a *Allocator) Memory() []memory.Buffer {
 				continue
 			}
 			h := Handle{uint32(idx), rec.gen}
-			for s, own := range append([]device.Buffer{p.own}, p.ownMore...) {
+			for s, own := range p.own.bufs {
 				stride := p.layout.Stride(s)
 				used := uint64(p.elems) * uint64(stride)
 				name := fmt.Sprintf("%v of %v", p.layout, h)
