@@ -2,7 +2,6 @@ package mesh
 
 import (
 	"fmt"
-
 )
 
 // check verifies the allocator's bookkeeping against its slabs: every
