@@ -373,7 +373,10 @@ func (a *Allocator) take(h Handle, ps [2]part, m Mesh) {
 		a.recs = slices.Grow(a.recs, n-len(a.recs))[:n]
 	}
 	r := &a.recs[h.idx]
-	*r = record{gen: h.gen, live: true, parts: ps, data: [2][]byte{vertexData(m), m.Indices}, more: streamsOf(m)}
+	// Field by field: a whole-record literal is built aside and copied.
+	r.gen, r.live, r.resident, r.pending, r.prev = h.gen, true, false, false, nil
+	r.parts = ps
+	r.data[Vertices], r.data[Indices], r.more = vertexData(m), m.Indices, streamsOf(m)
 	a.stage(r, h)
 	a.live++
 }

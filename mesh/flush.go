@@ -288,14 +288,14 @@ func (a *Allocator) placeGroup(g *group) error {
 
 // requests returns the arena requests of pieces, in a.reqs.
 func (a *Allocator) requests(pieces []piece) []arena.Request {
-	reqs := a.reqs[:0]
-	for _, pc := range pieces {
+	reqs := slices.Grow(a.reqs[:0], len(pieces))[:len(pieces)]
+	for i, pc := range pieces {
 		r := &a.recs[pc.idx]
-		req := arena.Request{Owner: owner(pc.idx, pc.kind), Elems: pc.slots, Data: r.data[pc.kind]}
+		req := &reqs[i] // filled in place: a Request is large
+		req.Owner, req.Elems, req.Data, req.Fill, req.Planes = owner(pc.idx, pc.kind), pc.slots, r.data[pc.kind], nil, nil
 		if pc.kind == Vertices {
 			req.Planes = r.more
 		}
-		reqs = append(reqs, req)
 	}
 	a.reqs = reqs
 	return reqs
