@@ -27,7 +27,8 @@
 // Owner.Free records the index's next generation and buffers the freed
 // index, as the Handle it will next be, in the owner (up to 256 of them);
 // the owner's own Allocate takes those back first, most recent first, without
-// any atomic operation. Flush, or a Free that finds the buffer full, moves
+// any atomic operation. With none buffered, it takes up to 32 from the
+// shared free list into its buffer in one compare-and-swap. Flush, or a Free that finds the buffer full, moves
 // them to the shared free list in one batch, where remote allocators see
 // them. The owner alone keeps the generation table; a freed Handle carries
 // its next generation through the list, so a remote pop reads nothing but

@@ -17,6 +17,9 @@ type model struct {
 
 func (m *model) alloc(owner bool) Handle {
 	var i uint32
+	if owner && len(m.local) == 0 && len(m.shared) > 0 {
+		m.refill()
+	}
 	switch {
 	case owner && len(m.local) > 0:
 		i, m.local = m.local[len(m.local)-1], m.local[:len(m.local)-1]
@@ -29,6 +32,30 @@ func (m *model) alloc(owner bool) Handle {
 	h := Pack(i, m.gen[i])
 	m.live = append(m.live, h)
 	return h
+}
+
+// refill moves the first Handles of the shared list to the owner's
+// buffer, the first on top, as Allocate does when its buffer is empty.
+func (m *model) refill() {
+	k := min(refill, len(m.shared))
+	for j := k - 1; j >= 0; j-- {
+		m.local = append(m.local, m.shared[j])
+	}
+	m.shared = m.shared[k:]
+}
+
+// allocMany is the Handles an AllocMany of n returns: the buffer's, then
+// the shared list's and fresh ones, with no refill.
+func (m *model) allocMany(owner bool, n int) []Handle {
+	hs := make([]Handle, n)
+	for j := range hs {
+		if owner && len(m.local) > 0 {
+			hs[j] = m.alloc(true)
+		} else {
+			hs[j] = m.alloc(false)
+		}
+	}
+	return hs
 }
 
 func (m *model) free(k int) Handle {
@@ -132,10 +159,7 @@ func FuzzOwner(f *testing.F) {
 			case 5, 6: // owner batch, remote batch
 				owner := ops[k]%8 == 5
 				dst := make([]Handle, arg(&k))
-				want := make([]Handle, len(dst))
-				for j := range want {
-					want[j] = m.alloc(owner)
-				}
+				want := m.allocMany(owner, len(dst))
 				var n int
 				var err error
 				if owner {
