@@ -205,7 +205,7 @@ func (a *Allocator) Len() int { return a.live }
 // parse checks m and returns its two parts, unplaced. It divides once per
 // vertex array (elements and remainder from one quotient) and shifts for
 // indices: Add runs it for every mesh.
-func (a *Allocator) parse(m Mesh) ([2]part, error) {
+func (a *Allocator) parse(m *Mesh) ([2]part, error) {
 	var ps [2]part
 	if len(m.Streams) > 0 {
 		if len(m.Vertices) > 0 || m.VertexStride != 0 {
@@ -327,7 +327,7 @@ func (a *Allocator) streamBytes(p *part, i int) uint64 {
 }
 
 // streamsOf returns m's further vertex streams' arrays.
-func streamsOf(m Mesh) [][]byte {
+func streamsOf(m *Mesh) [][]byte {
 	if len(m.Streams) < 2 {
 		return nil
 	}
@@ -339,7 +339,7 @@ func streamsOf(m Mesh) [][]byte {
 }
 
 // vertexData returns m's first vertex array.
-func vertexData(m Mesh) []byte {
+func vertexData(m *Mesh) []byte {
 	if len(m.Streams) > 0 {
 		return m.Streams[0].Data
 	}
@@ -353,7 +353,7 @@ func (a *Allocator) Add(m Mesh) (Handle, error) {
 	if a.released {
 		return Handle{}, errReleased
 	}
-	ps, err := a.parse(m)
+	ps, err := a.parse(&m)
 	if err != nil {
 		return Handle{}, err
 	}
@@ -362,13 +362,13 @@ func (a *Allocator) Add(m Mesh) (Handle, error) {
 		return Handle{}, fmt.Errorf("mesh: add: %w", err)
 	}
 	h := Handle{idx: id.Index(), gen: id.Generation()}
-	a.take(h, ps, m)
+	a.take(h, ps, &m)
 	return h, nil
 }
 
 // take makes h, a handle just issued, a live mesh of parts ps and m's
 // data, staged.
-func (a *Allocator) take(h Handle, ps [2]part, m Mesh) {
+func (a *Allocator) take(h Handle, ps [2]part, m *Mesh) {
 	if n := int(h.idx) + 1; n > len(a.recs) {
 		a.recs = slices.Grow(a.recs, n-len(a.recs))[:n]
 	}
@@ -419,7 +419,7 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 	if err != nil {
 		return err
 	}
-	ps, err := a.parse(m)
+	ps, err := a.parse(&m)
 	if err != nil {
 		return err
 	}
@@ -455,8 +455,8 @@ func (a *Allocator) modify(r *record, h Handle, ps [2]part, m Mesh) {
 		}
 		r.parts[k] = ps[k]
 	}
-	r.data = [2][]byte{vertexData(m), m.Indices}
-	r.more = streamsOf(m)
+	r.data = [2][]byte{vertexData(&m), m.Indices}
+	r.more = streamsOf(&m)
 	a.stage(r, h)
 }
 

@@ -55,7 +55,7 @@ func (a *Allocator) NewLoader() *Loader {
 // handle.ErrExhausted. Lock-free but for one uncontended lock of the
 // Loader's queue; it allocates only to grow the queue.
 func (l *Loader) Add(m Mesh) (Handle, error) {
-	if _, err := l.a.parse(m); err != nil {
+	if _, err := l.a.parse(&m); err != nil {
 		return Handle{}, err
 	}
 	id, err := l.id.Allocate()
@@ -73,7 +73,7 @@ func (l *Loader) Add(m Mesh) (Handle, error) {
 // Modify stages new data for h, as Allocator.Modify does, at the owner's
 // next Flush. Errors: ErrInvalidMesh (checked now), device.ErrReleased.
 func (l *Loader) Modify(h Handle, m Mesh) error {
-	if _, err := l.a.parse(m); err != nil {
+	if _, err := l.a.parse(&m); err != nil {
 		return err
 	}
 	if l.id.Released() {
@@ -110,10 +110,10 @@ func (a *Allocator) takeLoaders() {
 		l.mu.Unlock()
 		for i := range ops {
 			op := &ops[i]
-			ps, err := a.parse(op.m) // checked by the Loader: no error
+			ps, err := a.parse(&op.m) // checked by the Loader: no error
 			switch op.verb {
 			case opAdd:
-				a.take(op.h, ps, op.m)
+				a.take(op.h, ps, &op.m)
 			case opModify:
 				var r *record
 				if r, err = a.record(op.h); err == nil {
