@@ -133,16 +133,15 @@ type Arena struct {
 	guards    []device.Guard
 	guardIDs  []uint32
 	// Place's scratch and state (place.go).
-	sizes      []uint32    // per request: what it takes from the allocator
-	rest       []int32     // requests left after the holes
-	order      []uint64    // placed requests by offset: offset<<32 | index
-	placeMoves []Move      // the moves Place reports
-	placing    bool        // a compaction inside Place: flush reports to placeMoves
-	fresh      []Placement // the batch's placements so far, while placing
-	isFresh    []bool      // by allocation id, set only inside reportMoves
-	wReqs      []Request   // the batch being written
-	wOut       []Placement
-	wRun       []uint64         // the run being written (order entries)
+	sizes      []uint32         // per request: what it takes from the allocator
+	rest       []int32          // requests left after the holes
+	order      []written        // placed requests by offset
+	placeMoves []Move           // the moves Place reports
+	placing    bool             // a compaction inside Place: flush reports to placeMoves
+	fresh      []Placement      // the batch's placements so far, while placing
+	isFresh    []bool           // by allocation id, set only inside reportMoves
+	wReqs      []Request        // the batch being written
+	wRun       []written        // the run being written
 	wPlane     int              // the plane being written
 	gather     func(dst []byte) // gatherRun, made once
 }

@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -373,40 +374,50 @@ func (a *Arena) reportMoves() {
 // write per run of allocations that lie end to end (see Place), and sets
 // their offsets in out.
 func (a *Arena) writeBatch(out []Placement, reqs []Request, up Uploader) error {
-	ord := a.order[:0]
+	ws := a.order[:0]
 	sorted := true
 	for i := range out {
 		if out[i].Handle == (Handle{}) {
 			continue
 		}
-		off := a.slots[out[i].Handle.id].alloc.Offset
+		sl := &a.slots[out[i].Handle.id]
+		off := sl.alloc.Offset
 		out[i].Offset = off
-		if n := len(ord); n > 0 && uint32(ord[n-1]>>32) > off {
+		if n := len(ws); n > 0 && ws[n-1].off > off {
 			sorted = false
 		}
-		ord = append(ord, uint64(off)<<32|uint64(i))
+		ws = append(ws, written{off: off, size: sl.alloc.Size, elems: sl.elems, req: uint32(i)})
 	}
 	if !sorted {
-		slices.Sort(ord)
+		slices.SortFunc(ws, func(x, y written) int { return cmp.Compare(x.off, y.off) })
 	}
-	a.order = ord
-	a.wReqs, a.wOut = reqs, out
-	defer func() { a.wReqs, a.wOut, a.wRun, a.wPlane = nil, nil, nil, 0 }()
+	a.order = ws
+	a.wReqs = reqs
+	defer func() { a.wReqs, a.wRun, a.wPlane = nil, nil, 0 }()
 	if a.gather == nil {
 		a.gather = a.gatherRun
 	}
 	for p := range a.Planes() {
 		a.wPlane = p
-		if err := a.writeRuns(ord, up); err != nil {
+		if err := a.writeRuns(ws, up); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeRuns writes the runs of the placed requests in ord into plane
-// a.wPlane.
-func (a *Arena) writeRuns(ord []uint64, up Uploader) error {
+// written is a placed request of the batch being written, as writeRuns
+// and gatherRun read it: its slot's place, copied once so that writing a
+// run does not go back to the slots.
+type written struct {
+	off, size uint32 // the slot's alloc.Offset and alloc.Size
+	elems     uint32 // the slot's elems
+	req       uint32 // its index in the batch
+}
+
+// writeRuns writes the runs of ws, placed requests in address order, into
+// plane a.wPlane.
+func (a *Arena) writeRuns(ws []written, up Uploader) error {
 	maxRun := uint64(maxRunBytes)
 	if c, ok := up.(chunked); ok {
 		maxRun = min(maxRun, c.ChunkBytes())
@@ -414,30 +425,30 @@ func (a *Arena) writeRuns(ord []uint64, up Uploader) error {
 	p := a.wPlane
 	es := uint64(a.opts.planeElemSize(p))
 	reqs, buf := a.wReqs, a.PlaneBuffer(p)
-	for k := 0; k < len(ord); {
-		s := a.reqSlot(ord[k])
-		start := uint64(s.alloc.Offset) * es
-		end := start + a.spanBytes(s)
-		next := uint64(s.alloc.Offset+s.alloc.Size) * es
+	for k := 0; k < len(ws); {
+		w := &ws[k]
+		start := uint64(w.off) * es
+		end := start + a.spanBytes(w)
+		next := uint64(w.off+w.size) * es
 		j := k + 1
-		for ; j < len(ord); j++ {
-			t := a.reqSlot(ord[j])
-			at := uint64(t.alloc.Offset) * es
+		for ; j < len(ws); j++ {
+			t := &ws[j]
+			at := uint64(t.off) * es
 			e := at + a.spanBytes(t)
 			if at != next || e-start > maxRun {
 				break
 			}
-			end, next = e, uint64(t.alloc.Offset+t.alloc.Size)*es
+			end, next = e, uint64(t.off+t.size)*es
 		}
-		a.wRun = ord[k:j]
+		a.wRun = ws[k:j]
 		n := end - start
 		var err error
 		switch {
 		case up != nil && n <= maxRun:
 			err = up.UploadFunc(buf, start, n, a.gather)
 			a.stats.Uploads++
-		case j == k+1 && (p > 0 || reqs[uint32(ord[k])].Fill == nil):
-			err = a.writeAlone(up, p, planeData(&reqs[uint32(ord[k])], p), s, start)
+		case j == k+1 && (p > 0 || reqs[w.req].Fill == nil):
+			err = a.writeAlone(up, p, planeData(&reqs[w.req], p), w, start)
 		default:
 			b := runScratch(n)
 			a.gatherRun(*b)
@@ -452,19 +463,18 @@ func (a *Arena) writeRuns(ord []uint64, up Uploader) error {
 	return nil
 }
 
-// reqSlot returns the slot of the placed request an ord entry names.
-func (a *Arena) reqSlot(o uint64) *slot {
-	return &a.slots[a.wOut[uint32(o)].Handle.id]
-}
-
-// spanBytes returns the bytes a write of s into plane a.wPlane covers: its
-// elements, and in the first plane with guards its margin (its whole
-// span, bin rounding included).
-func (a *Arena) spanBytes(s *slot) uint64 {
+// spanBytes returns the bytes a write of w into plane a.wPlane covers:
+// its elements, and in the first plane with guards its margin (its whole
+// span, bin rounding included), as movedBytes.
+func (a *Arena) spanBytes(w *written) uint64 {
 	if a.wPlane > 0 {
-		return uint64(s.elems) * uint64(a.opts.Planes[a.wPlane-1])
+		return uint64(w.elems) * uint64(a.opts.Planes[a.wPlane-1])
 	}
-	return a.movedBytes(s)
+	n := w.elems
+	if a.opts.GuardBytes > 0 {
+		n = w.size
+	}
+	return uint64(n) * uint64(a.opts.ElemSize)
 }
 
 // planeData returns r's bytes for plane p: Data for the first.
@@ -481,24 +491,26 @@ func planeData(r *Request, p int) []byte {
 // gatherRun writes the bytes of the run a.wRun into dst, which starts at
 // the run's first allocation and ends where the run ends (see Place).
 func (a *Arena) gatherRun(dst []byte) {
-	es := uint64(a.opts.planeElemSize(a.wPlane))
+	p := a.wPlane
+	es := uint64(a.opts.planeElemSize(p))
 	pad := byte(0)
-	if a.opts.GuardBytes > 0 && a.wPlane == 0 {
+	if a.opts.GuardBytes > 0 && p == 0 {
 		pad = 0xFD // GuardPattern's every byte
 	}
-	base := uint64(a.reqSlot(a.wRun[0]).alloc.Offset) * es
-	for _, o := range a.wRun {
-		r := &a.wReqs[uint32(o)]
-		s := a.reqSlot(o)
-		at := uint64(s.alloc.Offset)*es - base
-		n := uint64(s.elems) * es
-		if r.Fill != nil && a.wPlane == 0 {
+	reqs, run := a.wReqs, a.wRun
+	base := uint64(run[0].off) * es
+	for i := range run {
+		w := &run[i]
+		r := &reqs[w.req]
+		at := uint64(w.off)*es - base
+		n := uint64(w.elems) * es
+		if r.Fill != nil && p == 0 {
 			r.Fill(dst[at : at+n])
-		} else if c := uint64(copy(dst[at:at+n], planeData(r, a.wPlane))); c < n {
+		} else if c := uint64(copy(dst[at:at+n], planeData(r, p))); c < n {
 			clear(dst[at+c : at+n])
 		}
 		// The slack to the next allocation, or to the span's end.
-		end := min(uint64(s.alloc.Offset+s.alloc.Size)*es-base, uint64(len(dst)))
+		end := min(uint64(w.off+w.size)*es-base, uint64(len(dst)))
 		if gap := dst[at+n : end]; len(gap) > 0 {
 			if pad == 0 {
 				clear(gap)
@@ -514,7 +526,7 @@ func (a *Arena) gatherRun(dst []byte) {
 // writeAlone writes a run of one request into plane p from data, its
 // bytes for that plane, without a copy: its whole words, then the rest of
 // its span (the last bytes, zeros, margin).
-func (a *Arena) writeAlone(up Uploader, p int, data []byte, s *slot, start uint64) error {
+func (a *Arena) writeAlone(up Uploader, p int, data []byte, s *written, start uint64) error {
 	w := uint64(len(data)) &^ 3
 	if w > 0 {
 		if err := a.put(up, p, start, data[:w]); err != nil {
