@@ -84,10 +84,10 @@ left out of the spot checks (it is not resident, or holds its old data),
 and after the last frame the demo flushes until none is staged, so the
 final check reads every mesh back. -belt uploads the meshes and the
 constants through one staging belt (mesh.Options.Belt,
-ring.BufferOptions.Belt) ended with each frame's fence: on a discrete
-GPU much faster than queue writes (on an H200 at -scale 300, gpumem's
-median time per frame 1.28 ms with queue writes, 0.74 ms with -belt);
-on the host device slower.
+ring.BufferOptions.Belt) ended with each frame's fence, instead of queue
+writes: on a discrete GPU it is much faster, on the host device slower,
+so it is the default on a GPU and off on the host device; -belt=false
+or -belt=true chooses.
 
 -cpuprofile FILE writes a CPU profile of the run; the samples taken in a
 manager's calls carry the label gpumem=<manager>, the demo's own
@@ -159,7 +159,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		cfg.FlushBytes = n
 		return err
 	})
-	fs.BoolVar(&cfg.Belt, "belt", false, "upload meshes and constants through a staging belt (mesh.Options.Belt, ring.BufferOptions.Belt) instead of queue writes")
+	fs.BoolVar(&cfg.Belt, "belt", false, "upload meshes and constants through a staging belt (mesh.Options.Belt, ring.BufferOptions.Belt) instead of queue writes (default true on a GPU, false on the host device)")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (the frames and the final check) to `FILE`, for go tool pprof")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
@@ -194,6 +194,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer dev.Release()
+	if !flagSet(fs, "belt") {
+		_, cfg.Belt = dev.(*webgpu.Device)
+	}
 
 	prog := newProgress(stderr)
 	prog.mute = 0 // a demo's bar shows from the first frame

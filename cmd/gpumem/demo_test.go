@@ -44,6 +44,9 @@ func TestDemoHost(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "staging belt") {
+		t.Errorf("a staging belt on the host device without -belt:\n%s", out)
+	}
 
 	report, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil {
@@ -104,6 +107,14 @@ func TestDemoWebGPU(t *testing.T) {
 	gpu, _ := runDemoTest(t, "-device", "webgpu", "-frames", "10")
 	if !strings.Contains(gpu, "on webgpu: ") || !strings.Contains(gpu, "every byte intact") {
 		t.Errorf("not on webgpu:\n%s", gpu)
+	}
+	// On a GPU the belt is the default; -belt=false takes queue writes.
+	if !strings.Contains(gpu, "through a staging belt: ") {
+		t.Errorf("on webgpu without -belt, no staging belt:\n%s", gpu)
+	}
+	queue, _ := runDemoTest(t, "-device", "webgpu", "-frames", "10", "-belt=false")
+	if strings.Contains(queue, "staging belt") || !strings.Contains(queue, "every byte intact") {
+		t.Errorf("on webgpu with -belt=false:\n%s", queue)
 	}
 }
 
