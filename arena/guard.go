@@ -33,12 +33,16 @@ func (o Options) MarginElems() uint32 {
 
 // movedBytes returns the bytes a move of s carries: its elements, and
 // with guards its margin too.
-func (a *Arena) movedBytes(s *slot) uint64 {
-	n := s.elems
+func (a *Arena) movedBytes(s *slot) uint64 { return a.carried(s.elems, s.alloc.Size) }
+
+// carried returns the bytes that a move or a write of an allocation of
+// elems elements in a span of size elements carries: the elements, and
+// with guards the whole span, margin included.
+func (a *Arena) carried(elems, size uint32) uint64 {
 	if a.opts.GuardBytes > 0 {
-		n = s.alloc.Size
+		elems = size
 	}
-	return uint64(n) * uint64(a.opts.ElemSize)
+	return uint64(elems) * uint64(a.opts.ElemSize)
 }
 
 // fillGuard writes the pattern into the margin of the new allocation id.

@@ -465,16 +465,12 @@ func (a *Arena) writeRuns(ws []written, up Uploader) error {
 
 // spanBytes returns the bytes a write of w into plane a.wPlane covers:
 // its elements, and in the first plane with guards its margin (its whole
-// span, bin rounding included), as movedBytes.
+// span, bin rounding included).
 func (a *Arena) spanBytes(w *written) uint64 {
 	if a.wPlane > 0 {
 		return uint64(w.elems) * uint64(a.opts.Planes[a.wPlane-1])
 	}
-	n := w.elems
-	if a.opts.GuardBytes > 0 {
-		n = w.size
-	}
-	return uint64(n) * uint64(a.opts.ElemSize)
+	return a.carried(w.elems, w.size)
 }
 
 // planeData returns r's bytes for plane p: Data for the first.
