@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	"slices"
 	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
@@ -477,20 +476,9 @@ func (t *tableBuilder) vec4s(srcScratch bool, src uint64, dstScratch bool, dst u
 			}
 			g = t.group(kernelVec4, sb, db)
 		}
-		// The chunks up to the next window of either side, or the
-		// group's last entry, written in one run: one growth of the
-		// entries and no append per chunk.
-		span := min(n, sEnd-src, dEnd-dst)
-		k := min((span+t.chunk-1)/t.chunk, uint64(t.maxEntries-len(g.entries)/4))
-		e := slices.Grow(g.entries, int(4*k))
-		at := len(e)
-		e = e[:at+int(4*k)]
-		for w := e[at:]; len(w) >= 4; w = w[4:] {
-			c := min(n, t.chunk)
-			w[0], w[1], w[2], w[3] = uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0
-			src, dst, n = src+c, dst+c, n-c
-		}
-		g.entries = e
+		c := min(n, t.chunk)
+		g.entries = append(g.entries, uint32((src-sBase)>>4), uint32((dst-dBase)>>4), uint32(c>>4), 0)
+		src, dst, n = src+c, dst+c, n-c
 	}
 }
 
