@@ -5,6 +5,7 @@ package multidraw_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/draw/multidraw"
 )
@@ -12,7 +13,8 @@ import (
 // BenchmarkDraw draws a world of 1,000, 10,000 and 100,000 meshes each
 // way (see ways: a, own buffers and a DrawIndexed per mesh with its
 // pipeline, bind group and buffers set; b, the slabs with a DrawIndexed
-// per mesh; c, the slabs with one multi-draw per group; indirect, c's
+// per mesh; c, the slabs with one multi-draw per group; c-count, c with
+// one multi-draw indirect count per group; indirect, c's
 // arguments drawn one DrawIndexedIndirect at a time; d, c culled on the
 // GPU against a frustum that keeps about half the world and drawn with
 // multi-draw indirect count; d-zero, d's fallback without the count
@@ -21,7 +23,9 @@ import (
 // draws). Way a's buffers exist only while a is drawn, and each way draws
 // a frame before it is measured. Metrics per frame:
 // cpu-ns (filling the list, encoding, submitting; for a, encoding and
-// submitting), gpu-ns (the device's timestamps around the frame's
+// submitting) and its parts list-, prepare-, pass-, finish- and submit-ns
+// (filling the list, Prepare, recording the render pass, finishing the
+// encoder, submitting), gpu-ns (the device's timestamps around the frame's
 // submission, where it has them), groups, and for the culled ways the
 // fraction of draws culled. -indirect-validation=false measures without
 // wgpu-native's validation of indirect draws.
@@ -56,7 +60,7 @@ func BenchmarkDraw(b *testing.B) {
 					if err := w.frame(way); err != nil {
 						b.Fatal(err)
 					}
-					w.cpu, w.gpuTime, w.frames, w.gpuFrm = 0, 0, 0, 0
+					w.cpu, w.gpuTime, w.frames, w.gpuFrm, w.phases = 0, 0, 0, 0, [5]time.Duration{}
 					for b.Loop() {
 						if err := w.frame(way); err != nil {
 							b.Fatal(err)
@@ -65,6 +69,9 @@ func BenchmarkDraw(b *testing.B) {
 					b.ReportMetric(float64(w.cpu.Nanoseconds())/float64(w.frames), "cpu-ns/frame")
 					if w.gpuFrm > 0 {
 						b.ReportMetric(float64(w.gpuTime.Nanoseconds())/float64(w.gpuFrm), "gpu-ns/frame")
+					}
+					for i, name := range []string{"list", "prepare", "pass", "finish", "submit"} {
+						b.ReportMetric(float64(w.phases[i].Nanoseconds())/float64(w.frames), name+"-ns/frame")
 					}
 					b.ReportMetric(float64(w.tab.Stats().Groups), "groups")
 					if way.cull {

@@ -20,9 +20,11 @@
 //     indirect draw: wgpu.FeatureNameIndirectFirstInstance, which the
 //     renderer must request when it creates its device. Best reports the
 //     mode a device allows.
-//   - MultiDrawCount: as MultiDraw; a culled frame (see Culling) draws
-//     each span with one MultiDrawIndexedIndirectCount over its visible
-//     draws. It needs wgpu.NativeFeatureMultiDrawIndirectCount besides.
+//   - MultiDrawCount: as MultiDraw, but each span is one
+//     MultiDrawIndexedIndirectCount, its count uploaded with the draws
+//     (over its visible draws only in a culled frame: see Culling). It
+//     needs wgpu.NativeFeatureMultiDrawIndirectCount besides, and is what
+//     Best reports where the device has it.
 //   - Indirect: as MultiDraw, with one DrawIndexedIndirect per draw. It
 //     is there to be forced, for comparison and tests.
 //   - Direct: one DrawIndexed per draw, its arguments from the table's
@@ -80,9 +82,11 @@
 // is not safe for concurrent use.
 //
 // wgpu-native's default instance flags validate the arguments of every
-// indirect draw when the encoder finishes, in time linear in the draws of
-// each MultiDrawIndexedIndirect: most of a large list's CPU cost in
-// MultiDraw mode. A renderer that trusts its records may create its
-// instance without that flag; MultiDrawIndexedIndirectCount does not
-// pay it.
+// indirect draw when the encoder finishes, in CPU time linear in the draws
+// of each MultiDrawIndexedIndirect: most of a large list's CPU cost in
+// MultiDraw mode. MultiDrawIndexedIndirectCount does not pay it, which is
+// why MultiDrawCount mode draws every frame counted; the arguments it
+// reads are the table's, which Apply keeps within the slabs. A renderer
+// in MultiDraw mode that trusts its records may create its instance
+// without that flag.
 package multidraw

@@ -26,8 +26,9 @@ const (
 	Indirect
 	// MultiDraw issues one MultiDrawIndexedIndirect per span.
 	MultiDraw
-	// MultiDrawCount is MultiDraw, but a culled frame's spans are drawn
-	// with MultiDrawIndexedIndirectCount over their visible draws only.
+	// MultiDrawCount is MultiDraw, but each span is drawn with
+	// MultiDrawIndexedIndirectCount: over its visible draws only in a
+	// culled frame, over all of them in the others.
 	MultiDrawCount
 )
 
@@ -52,7 +53,9 @@ const maxDraws = 64 * 65535
 // The entries buffer a Prepare uploads, in 32-bit words: a header of
 // entryHeader bytes (the draw count n, the span count, two zero words),
 // then three words a draw (record slot, instance count, object), then the
-// first draw of each span. The kernels in native.go read it so.
+// first draw of each span, then, in MultiDrawCount mode, the draw count of
+// each span, which an unculled frame's counted multi-draws read. The
+// kernels in native.go read the rest so.
 const entryHeader = 16
 
 // Drawer draws the packed lists of one draw.Table in a render pass. It is
@@ -182,7 +185,7 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 		if planes != nil {
 			capObjects = uint32(min(bounds.Size()/SphereBytes, math.MaxUint32))
 		}
-		if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), capObjects, planes != nil); err != nil {
+		if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), capObjects, planes != nil, d.mode == MultiDrawCount); err != nil {
 			return nil, err
 		}
 		n := uint32(len(draws))
@@ -205,11 +208,14 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 	return spans, nil
 }
 
-// encode writes the entries of draws and spans into d.next, checking every
-// draw's slot against capRecords and, where culled, its object against
-// capObjects. O(draws).
-func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords, capObjects uint32, culled bool) error {
+// encode writes the entries of draws and spans, with the spans' counts
+// where counted, into d.next, checking every draw's slot against
+// capRecords and, where culled, its object against capObjects. O(draws).
+func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords, capObjects uint32, culled, counted bool) error {
 	size := entryHeader + 12*len(draws) + 4*len(spans)
+	if counted {
+		size += 4 * len(spans)
+	}
 	b := slices.Grow(d.next[:0], size)[:size]
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], uint32(len(draws)))
@@ -231,6 +237,9 @@ func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords, capObj
 	e = e[12*len(draws):]
 	for i, s := range spans {
 		le.PutUint32(e[4*i:], s.First)
+		if counted {
+			le.PutUint32(e[4*(len(spans)+i):], s.Count)
+		}
 	}
 	d.next = b
 	return nil
@@ -279,10 +288,10 @@ func (d *Drawer) reserve(n, nSpans uint32, culled bool) error {
 		for c < n {
 			c = min(2*c, maxDraws)
 		}
-		// A span has one draw at least: 16 bytes a draw hold its
-		// entry and its span's first.
-		size := entryHeader + 16*uint64(c)
-		entries, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw draws", Size: size, Usage: device.Storage | device.CopyDst})
+		// A span has one draw at least: 20 bytes a draw hold its
+		// entry and its span's first and count.
+		size := entryHeader + 20*uint64(c)
+		entries, err := d.dev.CreateBuffer(device.BufferDesc{Label: "multidraw draws", Size: size, Usage: device.Storage | device.CopyDst | device.Indirect})
 		if err != nil {
 			return fmt.Errorf("multidraw: %d draws: %w", c, err)
 		}
@@ -328,14 +337,22 @@ func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 	if d.gone {
 		return 0, fmt.Errorf("multidraw: draw: %w", device.ErrReleased)
 	}
+	// A counted frame reads span k's count at countsAt+4k: from the
+	// culling pass's counts, or from the entries' span counts.
 	var argsRaw, countsRaw *wgpu.Buffer
-	count := d.culled && d.mode == MultiDrawCount
+	var countsAt uint64
+	count := d.mode == MultiDrawCount
 	if d.mode != Direct && len(d.spans) > 0 {
 		if argsRaw, err = d.dev.RawBuffer(d.args); err != nil {
 			return 0, err
 		}
 		if count {
-			if countsRaw, err = d.dev.RawBuffer(d.counts); err != nil {
+			counts := d.counts
+			if !d.culled {
+				counts = d.entries
+				countsAt = entryHeader + 12*uint64(len(d.list.Draws())) + 4*uint64(len(d.spans))
+			}
+			if countsRaw, err = d.dev.RawBuffer(counts); err != nil {
 				return 0, err
 			}
 		}
@@ -366,7 +383,7 @@ func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 		}
 		switch {
 		case count:
-			multiDrawCount(pass, argsRaw, uint64(s.First)*draw.ArgsBytes, countsRaw, 4*uint64(k), s.Count)
+			multiDrawCount(pass, argsRaw, uint64(s.First)*draw.ArgsBytes, countsRaw, countsAt+4*uint64(k), s.Count)
 			calls++
 		case d.mode >= MultiDraw:
 			multiDraw(pass, argsRaw, uint64(s.First)*draw.ArgsBytes, s.Count)

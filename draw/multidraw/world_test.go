@@ -149,6 +149,9 @@ type world struct {
 	timed          bool
 	cpu, gpuTime   time.Duration
 	frames, gpuFrm int
+	// phases splits cpu: filling the list, Prepare, recording the
+	// render pass, finishing the encoder, submitting.
+	phases [5]time.Duration
 }
 
 type ownMesh struct {
@@ -344,7 +347,7 @@ func (w *world) churn(seed int) error {
 // Ways of drawing: a is a buffer pair of its own per mesh, set with the
 // pipeline and bind group per draw, as a renderer without gpumem does;
 // b, c and indirect are the Drawer's modes Direct, MultiDraw and
-// Indirect over the slabs; d culls c's list on the GPU against the
+// Indirect over the slabs, c-count c's list in MultiDrawCount mode; d culls c's list on the GPU against the
 // world's frustum and draws with MultiDrawIndexedIndirectCount, d-zero
 // and d-indirect are its fallbacks (culled draws of no instances, drawn
 // by MultiDraw and Indirect); d-ref is c drawing the draws the frustum
@@ -353,6 +356,7 @@ var ways = []way{
 	{name: "a", own: true},
 	{name: "b", mode: multidraw.Direct, ref: "a"},
 	{name: "c", mode: multidraw.MultiDraw, ref: "a"},
+	{name: "c-count", mode: multidraw.MultiDrawCount, ref: "a"},
 	{name: "indirect", mode: multidraw.Indirect, ref: "a"},
 	{name: "d-ref", mode: multidraw.MultiDraw, only: true},
 	{name: "d", mode: multidraw.MultiDrawCount, cull: true, ref: "d-ref"},
@@ -486,6 +490,7 @@ func (w *world) frame(wy way) error {
 			w.drawer[mode] = d
 		}
 		w.list.Reset()
+		t0 := time.Now()
 		for k, id := range w.ids {
 			if id == (draw.ID{}) {
 				continue
@@ -499,6 +504,8 @@ func (w *world) frame(wy way) error {
 				return err
 			}
 		}
+		t1 := time.Now()
+		w.phases[0] += t1.Sub(t0)
 		if wy.cull {
 			_, err = d.PrepareCulled(enc, w.list, w.bounds, w.frustum)
 		} else {
@@ -507,7 +514,9 @@ func (w *world) frame(wy way) error {
 		if err != nil {
 			return err
 		}
+		w.phases[1] += time.Since(t1)
 	}
+	t2 := time.Now()
 	pass := enc.BeginRenderPass(&wgpu.RenderPassDescriptor{ColorAttachments: []wgpu.RenderPassColorAttachment{{
 		View: w.view, LoadOp: wgpu.LoadOpClear, StoreOp: wgpu.StoreOpStore, ClearValue: wgpu.Color{A: 1},
 	}}})
@@ -533,10 +542,14 @@ func (w *world) frame(wy way) error {
 	if err := pass.TryEnd(); err != nil {
 		return err
 	}
+	t3 := time.Now()
+	w.phases[2] += t3.Sub(t2)
 	cb, err := enc.TryFinish(nil)
 	if err != nil {
 		return err
 	}
+	t4 := time.Now()
+	w.phases[3] += t4.Sub(t3)
 	var span device.Span
 	if w.timed {
 		if span.Begin, err = w.timer.Stamp(); err != nil {
@@ -548,7 +561,9 @@ func (w *world) frame(wy way) error {
 	}
 	w.queue.Submit(cb)
 	cb.Release()
-	w.cpu += time.Since(start)
+	end := time.Now()
+	w.phases[4] += end.Sub(t4)
+	w.cpu += end.Sub(start)
 	w.frames++
 	if w.timed {
 		if span.End, err = w.timer.Stamp(); err != nil {
