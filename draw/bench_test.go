@@ -7,6 +7,7 @@ import (
 	"github.com/gpumem/gpumem/arena"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/draw"
 	"github.com/gpumem/gpumem/internal/testdevice"
@@ -171,12 +172,24 @@ func BenchmarkPack(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
+			var add time.Duration
 			for b.Loop() {
+				b.StopTimer()
+				t0 := time.Now()
+				l.Reset()
+				for k, id := range ids {
+					if err := l.Add(id, 1, uint32(k)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				add += time.Since(t0)
+				b.StartTimer()
 				if _, err := l.Pack(); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/draw")
+			b.ReportMetric(float64(add.Nanoseconds())/float64(b.N)/float64(n), "add-ns/draw")
 		})
 	}
 }

@@ -1,13 +1,11 @@
 package draw
 
-import "github.com/gpumem/gpumem/mesh"
-
 // TrackedIDs returns the ID of every tracked mesh, in slot order.
 func TrackedIDs(t *Table) []ID {
 	var ids []ID
-	for slot, r := range t.recs {
-		if r.h != (mesh.Handle{}) {
-			ids = append(ids, ID{slot: uint32(slot), gen: r.gen})
+	for slot, k := range t.keys {
+		if k.group != noGroup {
+			ids = append(ids, ID{slot: uint32(slot), gen: k.gen})
 		}
 	}
 	return ids

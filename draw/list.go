@@ -3,8 +3,6 @@ package draw
 import (
 	"fmt"
 	"slices"
-
-	"github.com/gpumem/gpumem/mesh"
 )
 
 // Draw is one draw of a List: the record at Slot, with Instances
@@ -62,14 +60,19 @@ func (l *List) MaxDraws() int { return l.maxDraws }
 // object. Errors: ErrInvalidID, ErrFull. O(1); it allocates only to grow
 // the list.
 func (l *List) Add(id ID, instances, object uint32) error {
-	if err := l.t.valid(id); err != nil {
-		return fmt.Errorf("draw: add: %w", err)
-	}
-	if len(l.added) >= l.maxDraws {
-		return fmt.Errorf("draw: add: %d draws: %w", l.maxDraws, ErrFull)
+	if !l.t.holds(id) || l.t.gone || len(l.added) >= l.maxDraws {
+		return l.addErr(id)
 	}
 	l.added = append(l.added, added{id: id, instances: instances, first: object})
 	return nil
+}
+
+// addErr returns the error of an Add of id that failed.
+func (l *List) addErr(id ID) error {
+	if err := l.t.valid(id); err != nil {
+		return fmt.Errorf("draw: add: %w", err)
+	}
+	return fmt.Errorf("draw: add: %d draws: %w", l.maxDraws, ErrFull)
 }
 
 // Pack orders the draws by group, keeping their order within a group,
@@ -89,14 +92,18 @@ func (l *List) Pack() ([]Span, error) {
 	}
 	// One pass reads the records, checking the IDs as valid does; the
 	// second places the draws by the groups it noted.
+	// Draws added in group order (sorted) are copied as they are.
 	l.groups = slices.Grow(l.groups[:0], len(l.added))[:len(l.added)]
+	sorted, prev := true, uint32(0)
 	for i, a := range l.added {
-		if a.id.slot >= uint32(len(t.recs)) || t.recs[a.id.slot].gen != a.id.gen || a.id.gen == 0 || t.recs[a.id.slot].h == (mesh.Handle{}) {
+		if !t.holds(a.id) {
 			return nil, fmt.Errorf("draw: pack: %w", t.valid(a.id))
 		}
-		g := t.recs[a.id.slot].group
+		g := t.keys[a.id.slot].group
 		l.groups[i] = g
 		l.counts[g]++
+		sorted = sorted && g >= prev
+		prev = g
 	}
 	// Prefix sums: counts[k] becomes where group k's run starts.
 	l.spans = l.spans[:0]
@@ -112,6 +119,12 @@ func (l *List) Pack() ([]Span, error) {
 		l.draws = make([]Draw, len(l.added), max(len(l.added), 2*cap(l.draws)))
 	}
 	l.draws = l.draws[:len(l.added)]
+	if sorted {
+		for i, a := range l.added {
+			l.draws[i] = Draw{Slot: a.id.slot, Instances: a.instances, Object: a.first}
+		}
+		return l.spans, nil
+	}
 	for i, a := range l.added {
 		k := l.groups[i]
 		l.draws[l.counts[k]] = Draw{Slot: a.id.slot, Instances: a.instances, Object: a.first}

@@ -69,6 +69,7 @@ type Table struct {
 	// live slot that is not dirty, args is what the device holds at its
 	// slot once the recorded writes and patches have run.
 	recs     []record
+	keys     []key    // indexed by slot, as recs
 	free     []uint32 // free slots, reused last in first out
 	byHandle map[mesh.Handle]uint32
 	live     int
@@ -100,12 +101,21 @@ const (
 
 type record struct {
 	h     mesh.Handle // zero for a free slot
-	gen   uint32      // the generation of the slot's ID, from 1
 	args  Args
-	group uint32
 	dirty bool   // in Table.dirty
 	mark  uint64 // the epoch of the Apply that last refreshed it
 }
+
+// key is what checking an ID and grouping a draw read of a slot, kept
+// apart from its record so that a list's passes over its draws read 8
+// bytes a draw: the generation of the slot's ID (from 1; a free slot
+// keeps the one its next ID gets) and the group of its record, noGroup
+// for a free slot.
+type key struct {
+	gen, group uint32
+}
+
+const noGroup = ^uint32(0)
 
 type group struct {
 	Group
@@ -175,16 +185,14 @@ func (t *Table) Track(h mesh.Handle, f mesh.IndexFormat) (ID, error) {
 	} else {
 		slot = uint32(len(t.recs))
 		t.recs = append(t.recs, record{})
+		t.keys = append(t.keys, key{gen: 1, group: noGroup})
 	}
-	r := &t.recs[slot]
-	r.h, r.args, r.group = h, args, t.join(g)
-	if r.gen == 0 {
-		r.gen = 1
-	}
+	r, k := &t.recs[slot], &t.keys[slot]
+	r.h, r.args, k.group = h, args, t.join(g)
 	t.markDirty(slot)
 	t.byHandle[h] = slot
 	t.live++
-	return ID{slot: slot, gen: r.gen}, nil
+	return ID{slot: slot, gen: k.gen}, nil
 }
 
 // Remove stops tracking id's mesh; its slot may be reused by the next
@@ -194,13 +202,13 @@ func (t *Table) Remove(id ID) error {
 	if err := t.valid(id); err != nil {
 		return fmt.Errorf("draw: remove: %w", err)
 	}
-	r := &t.recs[id.slot]
-	t.leave(r.group)
+	r, k := &t.recs[id.slot], &t.keys[id.slot]
+	t.leave(k.group)
 	delete(t.byHandle, r.h)
-	r.h = mesh.Handle{}
-	r.gen++
-	if r.gen == 0 { // after 2^32 reuses: skip the zero generation
-		r.gen = 1
+	r.h, k.group = mesh.Handle{}, noGroup
+	k.gen++
+	if k.gen == 0 { // after 2^32 reuses: skip the zero generation
+		k.gen = 1
 	}
 	t.free = append(t.free, id.slot)
 	t.live--
@@ -213,8 +221,7 @@ func (t *Table) Record(id ID) (Args, Group, error) {
 	if err := t.valid(id); err != nil {
 		return Args{}, Group{}, fmt.Errorf("draw: record: %w", err)
 	}
-	r := &t.recs[id.slot]
-	return r.args, t.groups[r.group].Group, nil
+	return t.recs[id.slot].args, t.groups[t.keys[id.slot].group].Group, nil
 }
 
 // Lookup returns the ID of mesh h, or false when the table does not track
@@ -224,7 +231,7 @@ func (t *Table) Lookup(h mesh.Handle) (ID, bool) {
 	if !ok {
 		return ID{}, false
 	}
-	return ID{slot: slot, gen: t.recs[slot].gen}, true
+	return ID{slot: slot, gen: t.keys[slot].gen}, true
 }
 
 // Len returns the number of meshes tracked. O(1).
@@ -301,9 +308,9 @@ func appendErr(errs []error, err error) []error {
 // set and the mesh stayed in its group with its index count, the change
 // is queued as a patch; otherwise the record is marked to be written.
 func (t *Table) refresh(slot uint32, patch bool) error {
-	r := &t.recs[slot]
+	r, k := &t.recs[slot], &t.keys[slot]
 	r.mark = t.epoch
-	old := t.groups[r.group]
+	old := t.groups[k.group]
 	args, g, err := t.place(r.h, old.Format)
 	if err != nil {
 		if errors.Is(err, mesh.ErrNotResident) || errors.Is(err, mesh.ErrInvalidHandle) {
@@ -324,8 +331,8 @@ func (t *Table) refresh(slot uint32, patch bool) error {
 		return nil
 	}
 	if g != old.Group {
-		t.leave(r.group)
-		r.group = t.join(g)
+		t.leave(k.group)
+		k.group = t.join(g)
 	}
 	r.args = args
 	t.markDirty(slot)
@@ -413,9 +420,9 @@ func (t *Table) rename(old, now device.Buffer) {
 			t.byGroup[key] = uint32(k)
 			continue
 		}
-		for slot := range t.recs {
-			if r := &t.recs[slot]; r.h != (mesh.Handle{}) && r.group == uint32(k) {
-				r.group = j
+		for slot := range t.keys {
+			if t.keys[slot].group == uint32(k) {
+				t.keys[slot].group = j
 			}
 		}
 		t.groups[j].members += g.members
@@ -443,7 +450,7 @@ func (t *Table) refreshGroups(errs []error, buf device.Buffer) []error {
 		if r.h == (mesh.Handle{}) || r.mark == t.epoch {
 			continue
 		}
-		if g := t.groups[r.group]; g.Vertex == buf || g.Index == buf {
+		if g := t.groups[t.keys[slot].group]; g.Vertex == buf || g.Index == buf {
 			t.stats.Moved++
 			errs = appendErr(errs, t.refresh(uint32(slot), false))
 		}
@@ -568,13 +575,16 @@ func (t *Table) Check() error {
 	members := make([]int, len(t.groups))
 	live := 0
 	for slot := range t.recs {
-		r := &t.recs[slot]
+		r, k := &t.recs[slot], t.keys[slot]
+		if (r.h == mesh.Handle{}) != (k.group == noGroup) {
+			return fmt.Errorf("draw: check slot %d (%v): group %d", slot, r.h, k.group)
+		}
 		if r.h == (mesh.Handle{}) {
 			continue
 		}
 		live++
-		members[r.group]++
-		g := t.groups[r.group]
+		members[k.group]++
+		g := t.groups[k.group]
 		args, want, err := t.place(r.h, g.Format)
 		if err != nil {
 			return fmt.Errorf("draw: check slot %d: %w: %w", slot, ErrStale, err)
@@ -625,12 +635,21 @@ func (t *Table) usable() error {
 	return nil
 }
 
+// holds reports whether id names a tracked mesh.
+func (t *Table) holds(id ID) bool {
+	if id.slot >= uint32(len(t.keys)) {
+		return false
+	}
+	k := t.keys[id.slot]
+	return k.gen == id.gen && k.group != noGroup && id.gen != 0
+}
+
 // valid returns nil if id names a tracked mesh.
 func (t *Table) valid(id ID) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
-	if id.gen == 0 || id.slot >= uint32(len(t.recs)) || t.recs[id.slot].gen != id.gen || t.recs[id.slot].h == (mesh.Handle{}) {
+	if !t.holds(id) {
 		return fmt.Errorf("id %d.%d: %w", id.slot, id.gen, ErrInvalidID)
 	}
 	return nil
