@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/webgpu"
@@ -57,6 +58,13 @@ const maxDraws = 64 * 65535
 // each span, which an unculled frame's counted multi-draws read. The
 // kernels in native.go read the rest so.
 const entryHeader = 16
+
+// nativeLE is whether memory is little-endian, as the entries are; a
+// Draw must then be its entry's 12 bytes (the array's length fails to
+// compile otherwise).
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+var _ [12]byte = [unsafe.Sizeof(draw.Draw{})]byte{}
 
 // Drawer draws the packed lists of one draw.Table in a render pass. It is
 // not safe for concurrent use.
@@ -222,17 +230,26 @@ func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords, capObj
 	le.PutUint32(b[4:], uint32(len(spans)))
 	le.PutUint64(b[8:], 0)
 	e := b[entryHeader:]
-	for i, dr := range draws {
-		if dr.Slot >= capRecords {
-			return fmt.Errorf("multidraw: prepare: record %d: %w", dr.Slot, ErrNotApplied)
+	var maxSlot, maxObject uint32
+	for _, dr := range draws {
+		maxSlot, maxObject = max(maxSlot, dr.Slot), max(maxObject, dr.Object)
+	}
+	if len(draws) > 0 && maxSlot >= capRecords {
+		return fmt.Errorf("multidraw: prepare: record %d: %w", maxSlot, ErrNotApplied)
+	}
+	if len(draws) > 0 && culled && maxObject >= capObjects {
+		return fmt.Errorf("multidraw: cull: object %d, bounds for %d objects: %w", maxObject, capObjects, ErrNoBounds)
+	}
+	if nativeLE {
+		// A Draw is its entry's three words in memory.
+		copy(e, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(draws))), 12*len(draws)))
+	} else {
+		for i, dr := range draws {
+			w := e[12*i : 12*i+12 : 12*i+12]
+			le.PutUint32(w[0:], dr.Slot)
+			le.PutUint32(w[4:], dr.Instances)
+			le.PutUint32(w[8:], dr.Object)
 		}
-		if culled && dr.Object >= capObjects {
-			return fmt.Errorf("multidraw: cull: object %d, bounds for %d objects: %w", dr.Object, capObjects, ErrNoBounds)
-		}
-		w := e[12*i : 12*i+12 : 12*i+12]
-		le.PutUint32(w[0:], dr.Slot)
-		le.PutUint32(w[4:], dr.Instances)
-		le.PutUint32(w[8:], dr.Object)
 	}
 	e = e[12*len(draws):]
 	for i, s := range spans {
