@@ -26,6 +26,12 @@
 //	_ = l.Add(id, 1, object)            // every draw of the frame
 //	spans := l.Pack()                   // a run of draws per group
 //
+// A renderer that draws the same meshes frame after frame (a still scene,
+// or one culled on the GPU) may keep its List instead of filling it again:
+// List.Version changes only when the list or the records its draws name
+// may have, and while it stays, Pack returns the spans it packed last and
+// multidraw prepares nothing again.
+//
 // and then the render pass side, which device.Device does not have:
 // package draw/multidraw turns a packed List into the arguments on the
 // device and draws each Span with one MultiDrawIndexedIndirect, or with
@@ -59,7 +65,8 @@
 // Track, Remove, Record and List.Add are O(1) and do not allocate
 // but to grow their tables. Apply is O(changes + records written); it
 // records one patch and one write per run of adjacent records written.
-// Pack is O(draws + groups). Check is O(records) and waits for the device.
+// Pack is O(draws + groups), O(1) for a list whose Version has not changed
+// since it was packed. Check is O(records) and waits for the device.
 //
 // # Caveats
 //

@@ -25,6 +25,10 @@ type Span struct {
 type List struct {
 	t        *Table
 	maxDraws int
+	// version counts the list's changes (Reset, Add) and the table's
+	// (Table.changes, last seen as seen); packed is the version the
+	// last Pack's spans and draws are of (zero: none).
+	version, seen, packed uint64
 	added    []added
 	draws    []Draw   // packed by Pack
 	counts   []uint32 // per table group, Pack's counting sort
@@ -44,11 +48,14 @@ func NewList(t *Table, maxDraws int) (*List, error) {
 	if t == nil || maxDraws < 1 {
 		return nil, fmt.Errorf("draw: list of %d draws: %w", maxDraws, ErrInvalidOptions)
 	}
-	return &List{t: t, maxDraws: maxDraws}, nil
+	return &List{t: t, maxDraws: maxDraws, version: 1, seen: t.changes}, nil
 }
 
 // Reset empties the list. O(1).
-func (l *List) Reset() { l.added = l.added[:0] }
+func (l *List) Reset() {
+	l.added = l.added[:0]
+	l.version++
+}
 
 // Len returns the number of draws added since the last Reset. O(1).
 func (l *List) Len() int { return len(l.added) }
@@ -64,6 +71,7 @@ func (l *List) Add(id ID, instances, object uint32) error {
 		return l.addErr(id)
 	}
 	l.added = append(l.added, added{id: id, instances: instances, first: object})
+	l.version++
 	return nil
 }
 
@@ -75,17 +83,38 @@ func (l *List) addErr(id ID) error {
 	return fmt.Errorf("draw: add: %d draws: %w", l.maxDraws, ErrFull)
 }
 
+// Version returns a number that changes whenever what Pack returns, or
+// the records its draws name, may have changed: at every Reset and Add,
+// and at every Track and Remove of the list's table and every Apply of
+// it with changes to take or records to write. While it stays the same,
+// the last Pack's spans and draws hold, and so do the arguments expanded
+// from the table's records then: a renderer that keeps its list across
+// frames of a still scene prepares them once. O(1).
+func (l *List) Version() uint64 {
+	if l.seen != l.t.changes {
+		l.seen = l.t.changes
+		l.version++
+	}
+	return l.version
+}
+
 // Pack orders the draws by group, keeping their order within a group,
 // and returns one Span per group drawn, in the table's group order. Draws
 // then returns them in that order. Every draw's ID must still be tracked
 // (ErrInvalidID otherwise: a Remove since its Add). The spans and draws
-// are the list's, valid until its next Pack or Reset. O(draws + groups);
-// it allocates only to grow its tables.
+// are the list's, valid until its next Pack or Reset. O(draws + groups),
+// O(1) when Version has not changed since the last Pack; it allocates
+// only to grow its tables.
 func (l *List) Pack() ([]Span, error) {
 	t := l.t
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("draw: pack: %w", err)
 	}
+	v := l.Version()
+	if l.packed == v {
+		return l.spans, nil
+	}
+	l.packed = 0
 	l.counts = l.counts[:0]
 	for range t.groups {
 		l.counts = append(l.counts, 0)
@@ -123,13 +152,14 @@ func (l *List) Pack() ([]Span, error) {
 		for i, a := range l.added {
 			l.draws[i] = Draw{Slot: a.id.slot, Instances: a.instances, Object: a.first}
 		}
-		return l.spans, nil
+	} else {
+		for i, a := range l.added {
+			k := l.groups[i]
+			l.draws[l.counts[k]] = Draw{Slot: a.id.slot, Instances: a.instances, Object: a.first}
+			l.counts[k]++
+		}
 	}
-	for i, a := range l.added {
-		k := l.groups[i]
-		l.draws[l.counts[k]] = Draw{Slot: a.id.slot, Instances: a.instances, Object: a.first}
-		l.counts[k]++
-	}
+	l.packed = v
 	return l.spans, nil
 }
 

@@ -84,6 +84,10 @@ type Table struct {
 	dirty   []uint32 // slots to write whole at the next Apply
 	patches []device.Patch
 	epoch   uint64 // counts Applies: a record's mark dedupes it per Apply
+	// changes counts the calls that may have changed a slot's liveness,
+	// a group or a record on the device: Track, Remove, and an Apply with
+	// changes to take or records to write (List.Version reads it).
+	changes uint64
 	scratch []byte
 	stats   Stats
 	gone    bool
@@ -192,6 +196,7 @@ func (t *Table) Track(h mesh.Handle, f mesh.IndexFormat) (ID, error) {
 	t.markDirty(slot)
 	t.byHandle[h] = slot
 	t.live++
+	t.changes++
 	return ID{slot: slot, gen: k.gen}, nil
 }
 
@@ -212,6 +217,7 @@ func (t *Table) Remove(id ID) error {
 	}
 	t.free = append(t.free, id.slot)
 	t.live--
+	t.changes++
 	return nil
 }
 
@@ -264,6 +270,9 @@ func (t *Table) Apply(cs []memory.Change) error {
 		return err
 	}
 	t.epoch++
+	if len(cs) > 0 || len(t.dirty) > 0 {
+		t.changes++
+	}
 	t.patches = t.patches[:0]
 	// Renames first: Slices say where meshes are now, so a group must
 	// bind today's buffers before records are compared with it.

@@ -164,7 +164,10 @@ func TestErrors(t *testing.T) {
 	if err := tab.Apply([]memory.Change{{Kind: memory.Overflowed}}); !errors.Is(err, draw.ErrStale) {
 		t.Errorf("apply over a removed mesh: %v", err)
 	}
-	// A removed id is refused by Pack too.
+	// A removed id is refused by Pack too, packed before or not.
+	if _, err := list.Pack(); err != nil {
+		t.Fatalf("pack: %v", err)
+	}
 	if err := tab.Remove(id); err != nil {
 		t.Fatal(err)
 	}

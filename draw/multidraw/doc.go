@@ -78,8 +78,10 @@
 // takes effect before the renderer's next submit, as gpumem's own work
 // does: call gpumem's Submit before submitting the encoder. One Prepare
 // per submit: a second overwrites the first's arguments (and frustum). A
-// Prepare whose draws are those of the last skips their upload. A Drawer
-// is not safe for concurrent use.
+// Prepare whose draws are those of the last skips their upload; a Prepare
+// of the list it prepared last, at the same draw.List.Version, encodes
+// and uploads nothing, and unculled expands nothing: the arguments on the
+// device still hold. A Drawer is not safe for concurrent use.
 //
 // wgpu-native's default instance flags validate the arguments of every
 // indirect draw when the encoder finishes, in CPU time linear in the draws

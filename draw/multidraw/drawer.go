@@ -89,6 +89,17 @@ type Drawer struct {
 	// write); next is where Prepare encodes the frame's entries. A frame
 	// whose entries equal sent skips the upload.
 	sent, next []byte
+	// from and fromVersion are the list and its Version that sent was
+	// encoded from (from nil: none), maxObject the largest object of its
+	// draws; expanded is whether args hold their unculled expansion. A
+	// Prepare of the same list at the same version encodes nothing, and
+	// an unculled one expands nothing if expanded.
+	from        *draw.List
+	fromVersion uint64
+	maxObject   uint32
+	expanded    bool
+	// encodes and expands count what Prepare did, for tests.
+	encodes, expands int
 
 	list   *draw.List // the list of the last Prepare
 	spans  []draw.Span
@@ -189,24 +200,32 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 		if rec == nil {
 			return nil, fmt.Errorf("multidraw: prepare: %w", ErrNotApplied)
 		}
-		capObjects := uint32(0)
-		if planes != nil {
-			capObjects = uint32(min(bounds.Size()/SphereBytes, math.MaxUint32))
-		}
-		if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), capObjects, planes != nil, d.mode == MultiDrawCount); err != nil {
-			return nil, err
-		}
 		n := uint32(len(draws))
 		if err := d.reserve(n, uint32(len(spans)), planes != nil); err != nil {
 			return nil, err
 		}
-		if err := d.upload(n); err != nil {
-			return nil, err
+		v := l.Version()
+		if d.sent == nil || d.from != l || d.fromVersion != v {
+			d.from, d.expanded = nil, false
+			if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), d.mode == MultiDrawCount); err != nil {
+				return nil, err
+			}
+			if err := d.upload(n); err != nil {
+				return nil, err
+			}
+			d.from, d.fromVersion = l, v
+			d.encodes++
 		}
-		if planes == nil {
-			err = d.k.expand(d.dev, enc, n, rec, d.entries, d.args)
-		} else {
+		if planes != nil {
+			if capObjects := uint32(min(bounds.Size()/SphereBytes, math.MaxUint32)); d.maxObject >= capObjects {
+				return nil, fmt.Errorf("multidraw: cull: object %d, bounds for %d objects: %w", d.maxObject, capObjects, ErrNoBounds)
+			}
+			d.expanded = false
 			err = d.cull(enc, n, uint32(len(spans)), rec, bounds, planes)
+		} else if !d.expanded {
+			err = d.k.expand(d.dev, enc, n, rec, d.entries, d.args)
+			d.expanded = err == nil
+			d.expands++
 		}
 		if err != nil {
 			return nil, err
@@ -218,8 +237,8 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 
 // encode writes the entries of draws and spans, with the spans' counts
 // where counted, into d.next, checking every draw's slot against
-// capRecords and, where culled, its object against capObjects. O(draws).
-func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords, capObjects uint32, culled, counted bool) error {
+// capRecords, and keeps their largest object in d.maxObject. O(draws).
+func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords uint32, counted bool) error {
 	size := entryHeader + 12*len(draws) + 4*len(spans)
 	if counted {
 		size += 4 * len(spans)
@@ -237,9 +256,7 @@ func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords, capObj
 	if len(draws) > 0 && maxSlot >= capRecords {
 		return fmt.Errorf("multidraw: prepare: record %d: %w", maxSlot, ErrNotApplied)
 	}
-	if len(draws) > 0 && culled && maxObject >= capObjects {
-		return fmt.Errorf("multidraw: cull: object %d, bounds for %d objects: %w", maxObject, capObjects, ErrNoBounds)
-	}
+	d.maxObject = maxObject
 	if nativeLE {
 		// A Draw is its entry's three words in memory.
 		copy(e, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(draws))), 12*len(draws)))

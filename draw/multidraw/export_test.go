@@ -7,3 +7,7 @@ import "github.com/gpumem/gpumem/device"
 // Counts returns the buffer of the visible-draw counts of d's last culled
 // Prepare in MultiDrawCount mode, a word a span; nil before one.
 func Counts(d *Drawer) device.Buffer { return d.counts }
+
+// Work returns how many times d's Prepares encoded and uploaded a list,
+// and expanded one unculled.
+func Work(d *Drawer) (encodes, expands int) { return d.encodes, d.expands }

@@ -128,3 +128,68 @@ func countDiff(a, b []byte) int {
 	}
 	return n
 }
+
+// TestKeptList keeps one list across frames in MultiDrawCount mode: a
+// frame of a still scene encodes and expands nothing and draws the same
+// image; after a compaction handed to the table (meshes moved, the IDs
+// unchanged) the kept list is encoded and expanded again and draws what a
+// list filled anew draws.
+func TestKeptList(t *testing.T) {
+	g := openGPU(t)
+	if multidraw.Best(g.wd) < multidraw.MultiDrawCount {
+		t.Skip("the adapter lacks multi-draw indirect count")
+	}
+	w := newWorld(t, g, 400, 200, 200, 128)
+	kept := way{name: "c-kept", mode: multidraw.MultiDrawCount, kept: true}
+	fresh := way{name: "c-count", mode: multidraw.MultiDrawCount}
+	image := func(wy way) []byte {
+		t.Helper()
+		if err := w.frame(wy); err != nil {
+			t.Fatal(err)
+		}
+		px, err := w.pixels()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return px
+	}
+	first := image(kept)
+	d := w.drawer[multidraw.MultiDrawCount]
+	enc, exp := multidraw.Work(d)
+	if again := image(kept); !bytes.Equal(again, first) {
+		t.Fatalf("a still frame differs in %d pixels", countDiff(again, first))
+	}
+	if e, x := multidraw.Work(d); e != enc || x != exp {
+		t.Fatalf("a still frame encoded %d and expanded %d lists", e-enc, x-exp)
+	}
+	for k := 0; k < w.n; k += 4 {
+		if err := w.remove(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.apply(); err != nil {
+		t.Fatal(err)
+	}
+	image(kept) // fills the list again: its IDs changed
+	moved := w.tab.Stats().Moved
+	if err := w.meshes.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.apply(); err != nil {
+		t.Fatal(err)
+	}
+	if w.tab.Stats().Moved == moved {
+		t.Fatal("the compaction moved no tracked mesh")
+	}
+	enc, exp = multidraw.Work(d)
+	got := image(kept)
+	if e, x := multidraw.Work(d); e != enc+1 || x != exp+1 {
+		t.Fatalf("after moves the kept list was encoded %d and expanded %d times", e-enc, x-exp)
+	}
+	if want := image(fresh); !bytes.Equal(got, want) {
+		t.Fatalf("the kept list differs from a list filled anew in %d pixels", countDiff(got, want))
+	}
+	if err := w.tab.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

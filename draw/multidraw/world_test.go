@@ -127,6 +127,7 @@ type world struct {
 	meshes        *mesh.Allocator
 	tab           *draw.Table
 	list          *draw.List
+	filled        string // what list holds (fillOf); "" when unknown
 	cs            []memory.Change
 
 	ids     []draw.ID          // by object; zero where the tile is empty
@@ -262,8 +263,17 @@ func meshFor(gen int) mesh.Mesh {
 	return m
 }
 
+// fillOf names what a way's list holds: every mesh, or the visible ones.
+func fillOf(wy way) string {
+	if wy.only {
+		return "visible"
+	}
+	return "all"
+}
+
 // add stages a new mesh for tile k.
 func (w *world) add(k int) error {
+	w.filled = ""
 	w.data[k] = meshFor(w.gen)
 	w.gen++
 	h, err := w.meshes.Add(w.data[k])
@@ -273,6 +283,7 @@ func (w *world) add(k int) error {
 
 // remove gives tile k's mesh back.
 func (w *world) remove(k int) error {
+	w.filled = ""
 	err := errors.Join(w.tab.Remove(w.ids[k]), w.meshes.Remove(w.hs[k]))
 	w.ids[k], w.hs[k], w.data[k] = draw.ID{}, mesh.Handle{}, mesh.Mesh{}
 	return err
@@ -347,7 +358,8 @@ func (w *world) churn(seed int) error {
 // Ways of drawing: a is a buffer pair of its own per mesh, set with the
 // pipeline and bind group per draw, as a renderer without gpumem does;
 // b, c and indirect are the Drawer's modes Direct, MultiDraw and
-// Indirect over the slabs, c-count c's list in MultiDrawCount mode; d culls c's list on the GPU against the
+// Indirect over the slabs, c-count c's list in MultiDrawCount mode,
+// c-kept c-count's with the list kept across frames; d culls c's list on the GPU against the
 // world's frustum and draws with MultiDrawIndexedIndirectCount, d-zero
 // and d-indirect are its fallbacks (culled draws of no instances, drawn
 // by MultiDraw and Indirect); d-ref is c drawing the draws the frustum
@@ -357,6 +369,7 @@ var ways = []way{
 	{name: "b", mode: multidraw.Direct, ref: "a"},
 	{name: "c", mode: multidraw.MultiDraw, ref: "a"},
 	{name: "c-count", mode: multidraw.MultiDrawCount, ref: "a"},
+	{name: "c-kept", mode: multidraw.MultiDrawCount, kept: true, ref: "a"},
 	{name: "indirect", mode: multidraw.Indirect, ref: "a"},
 	{name: "d-ref", mode: multidraw.MultiDraw, only: true},
 	{name: "d", mode: multidraw.MultiDrawCount, cull: true, ref: "d-ref"},
@@ -370,6 +383,7 @@ type way struct {
 	own       bool // way a
 	cull      bool // PrepareCulled against the world's frustum
 	only      bool // the list holds only the draws the frustum keeps
+	kept      bool // the list is filled only when it changed (add, remove, another way's)
 }
 
 // allowed reports whether the device draws in the way's mode.
@@ -489,20 +503,24 @@ func (w *world) frame(wy way) error {
 			}
 			w.drawer[mode] = d
 		}
-		w.list.Reset()
 		t0 := time.Now()
-		for k, id := range w.ids {
-			if id == (draw.ID{}) {
-				continue
-			}
-			if wy.only {
-				if vis, _ := w.visible(k); !vis {
+		if fill := fillOf(wy); !wy.kept || w.filled != fill {
+			w.list.Reset()
+			w.filled = ""
+			for k, id := range w.ids {
+				if id == (draw.ID{}) {
 					continue
 				}
+				if wy.only {
+					if vis, _ := w.visible(k); !vis {
+						continue
+					}
+				}
+				if err := w.list.Add(id, 1, uint32(k)); err != nil {
+					return err
+				}
 			}
-			if err := w.list.Add(id, 1, uint32(k)); err != nil {
-				return err
-			}
+			w.filled = fill
 		}
 		t1 := time.Now()
 		w.phases[0] += t1.Sub(t0)
