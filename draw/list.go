@@ -29,11 +29,11 @@ type List struct {
 	// (Table.changes, last seen as seen); packed is the version the
 	// last Pack's spans and draws are of (zero: none).
 	version, seen, packed uint64
-	added    []added
-	draws    []Draw   // packed by Pack
-	counts   []uint32 // per table group, Pack's counting sort
-	groups   []uint32 // per added draw, its record's group, for Pack
-	spans    []Span
+	added                 []added
+	draws                 []Draw   // packed by Pack
+	counts                []uint32 // per table group, Pack's counting sort
+	groups                []uint32 // per added draw, its record's group, for Pack
+	spans                 []Span
 }
 
 type added struct {
