@@ -126,7 +126,11 @@ func benchMoveRecord(b *testing.B, mode int) {
 	if err != nil {
 		b.Skipf("no buffer of %d bytes: %v", total, err)
 	}
-	defer func() { buf.Release() }()
+	defer func() {
+		if buf != nil {
+			buf.Release()
+		}
+	}()
 	moves := compactionMoves(rand.New(rand.NewPCG(7, 8)))
 	if err := d.MoveVia(MoveCompute, buf, moves); err != nil {
 		b.Fatal(err)
@@ -145,7 +149,15 @@ func benchMoveRecord(b *testing.B, mode int) {
 		switch mode {
 		case recordNewBuffer, recordCycle:
 			b.StopTimer()
+			// The buffer released lives until a fence marked after
+			// it completes: without one they pile up on the device.
 			buf.Release()
+			if _, err := d.Fence(); err != nil {
+				b.Fatal(err)
+			}
+			if err := d.Wait(); err != nil {
+				b.Fatal(err)
+			}
 			if buf, err = d.CreateBuffer(desc); err != nil {
 				b.Fatal(err)
 			}
