@@ -14,10 +14,12 @@ import (
 // way (see ways: a, own buffers and a DrawIndexed per mesh with its
 // pipeline, bind group and buffers set; b, the slabs with a DrawIndexed
 // per mesh; c, the slabs with one multi-draw per group; c-count, c with
-// one multi-draw indirect count per group; indirect, c's
+// one multi-draw indirect count per group; c-kept, c-count with the list
+// kept across frames (filled once); indirect, c's
 // arguments drawn one DrawIndexedIndirect at a time; d, c culled on the
 // GPU against a frustum that keeps about half the world and drawn with
-// multi-draw indirect count; d-zero, d's fallback without the count
+// multi-draw indirect count; d-kept, d with the list kept across frames;
+// d-zero, d's fallback without the count
 // feature). Before the ways run, their images are compared: each must
 // equal its reference (a's, or for the culled ways c's of the visible
 // draws). Way a's buffers exist only while a is drawn, and each way draws

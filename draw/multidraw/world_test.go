@@ -360,7 +360,8 @@ func (w *world) churn(seed int) error {
 // b, c and indirect are the Drawer's modes Direct, MultiDraw and
 // Indirect over the slabs, c-count c's list in MultiDrawCount mode,
 // c-kept c-count's with the list kept across frames; d culls c's list on the GPU against the
-// world's frustum and draws with MultiDrawIndexedIndirectCount, d-zero
+// world's frustum and draws with MultiDrawIndexedIndirectCount (d-kept
+// with the list kept across frames), d-zero
 // and d-indirect are its fallbacks (culled draws of no instances, drawn
 // by MultiDraw and Indirect); d-ref is c drawing the draws the frustum
 // keeps, culled on the CPU. Each way's image must equal its ref's.
@@ -373,6 +374,7 @@ var ways = []way{
 	{name: "indirect", mode: multidraw.Indirect, ref: "a"},
 	{name: "d-ref", mode: multidraw.MultiDraw, only: true},
 	{name: "d", mode: multidraw.MultiDrawCount, cull: true, ref: "d-ref"},
+	{name: "d-kept", mode: multidraw.MultiDrawCount, cull: true, kept: true, ref: "d-ref"},
 	{name: "d-zero", mode: multidraw.MultiDraw, cull: true, ref: "d-ref"},
 	{name: "d-indirect", mode: multidraw.Indirect, cull: true, ref: "d-ref"},
 }
