@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/offset"
@@ -450,10 +451,10 @@ func (a *Arena) writeRuns(ws []written, up Uploader) error {
 		case j == k+1 && (p > 0 || reqs[w.req].Fill == nil):
 			err = a.writeAlone(up, p, planeData(&reqs[w.req], p), w, start)
 		default:
-			b := runScratch(n)
-			a.gatherRun(*b)
-			err = a.put(up, p, start, *b)
-			runScratches.Put(b)
+			b := takeScratch(n)
+			a.gatherRun(b)
+			err = a.put(up, p, start, b)
+			giveScratch(b)
 		}
 		if err != nil {
 			return err
@@ -533,9 +534,8 @@ func (a *Arena) writeAlone(up Uploader, p int, data []byte, s *written, start ui
 	if n == 0 {
 		return nil
 	}
-	t := runScratch(n)
-	defer runScratches.Put(t)
-	tail := *t
+	tail := takeScratch(n)
+	defer giveScratch(tail)
 	c := uint64(copy(tail, data[w:]))
 	elems := uint64(s.elems)*uint64(a.opts.planeElemSize(p)) - w
 	clear(tail[c:elems])
@@ -585,9 +585,8 @@ func (a *Arena) RewritePlane(h Handle, p int, data []byte, up Uploader) error {
 		}
 	}
 	if n := uint64(s.elems)*es - w; n > 0 {
-		t := runScratch(n)
-		defer runScratches.Put(t)
-		tail := *t
+		tail := takeScratch(n)
+		defer giveScratch(tail)
 		clear(tail[copy(tail, data[w:]):])
 		if err := a.put(up, p, start+w, tail); err != nil {
 			return fmt.Errorf("arena %q: rewrite: %w", a.opts.Label, err)
@@ -651,22 +650,42 @@ func NewFor(dev device.Device, opts Options, reqs []Request) (*Arena, error) {
 	return New(dev, opts)
 }
 
-// runScratches holds the scratch that queue writes gather runs into,
-// shared by every arena: a frame's writes into many slabs reuse one
-// buffer, warm in the cache, instead of one per arena.
-var runScratches sync.Pool
+// runScratch is the scratch that queue writes gather runs into, shared by
+// every arena: a frame's writes into many slabs reuse one buffer, warm in
+// the cache, instead of one per arena. It is kept for the process's life
+// once made (at most maxRunBytes), where a sync.Pool's would go at a
+// garbage collection and cost the next frame a new one, page faults
+// included. One caller holds it at a time; another, on another goroutine,
+// or one asking for more than maxRunBytes, gets a scratch of its own.
+var runScratch struct {
+	mu   sync.Mutex
+	b    []byte
+	held bool
+}
 
-// runScratch returns a scratch of n bytes, its contents unspecified;
-// hand it back to runScratches. Neither allocates once the pool holds a
-// large enough one.
-func runScratch(n uint64) *[]byte {
-	p, _ := runScratches.Get().(*[]byte)
-	if p == nil {
-		p = new([]byte)
+// takeScratch returns a scratch of n bytes, its contents unspecified;
+// hand it back with giveScratch. It allocates only to grow the shared
+// scratch, or for a caller the shared one cannot serve.
+func takeScratch(n uint64) []byte {
+	s := &runScratch
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held || n == 0 || n > maxRunBytes {
+		return make([]byte, n)
 	}
-	if uint64(cap(*p)) < n {
-		*p = make([]byte, n, max(n, min(2*n, maxRunBytes)))
+	if uint64(cap(s.b)) < n {
+		s.b = make([]byte, n, max(n, min(2*n, maxRunBytes)))
 	}
-	*p = (*p)[:n]
-	return p
+	s.held = true
+	return s.b[:n]
+}
+
+// giveScratch hands back a scratch from takeScratch.
+func giveScratch(b []byte) {
+	s := &runScratch
+	s.mu.Lock()
+	if s.held && cap(b) > 0 && unsafe.SliceData(b) == unsafe.SliceData(s.b) {
+		s.held = false
+	}
+	s.mu.Unlock()
 }

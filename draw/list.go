@@ -119,9 +119,10 @@ func (l *List) Pack() ([]Span, error) {
 	for range t.groups {
 		l.counts = append(l.counts, 0)
 	}
-	// One pass reads the records, checking the IDs as valid does; the
-	// second places the draws by the groups it noted.
-	// Draws added in group order (sorted) are copied as they are.
+	// One pass reads the slots' keys, checking the IDs as valid does and
+	// noting each draw's group; the second places the draws by those
+	// groups, or copies them as they are when they were added in group
+	// order (sorted).
 	l.groups = slices.Grow(l.groups[:0], len(l.added))[:len(l.added)]
 	sorted, prev := true, uint32(0)
 	for i, a := range l.added {
