@@ -26,8 +26,8 @@ type List struct {
 	t        *Table
 	maxDraws int
 	// version counts the list's changes (Reset, Add) and the table's
-	// (Table.changes, last seen as seen); packed is the version the
-	// last Pack's spans and draws are of (zero: none).
+	// (Table.Version, last seen as seen); packed is the version the last
+	// Pack's spans and draws are of (zero: none).
 	version, seen, packed uint64
 	added                 []added
 	draws                 []Draw   // packed by Pack

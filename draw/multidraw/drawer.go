@@ -91,13 +91,16 @@ type Drawer struct {
 	sent, next []byte
 	// from and fromVersion are the list and its Version that sent was
 	// encoded from (from nil: none), maxObject the largest object of its
-	// draws; expanded is whether args hold their unculled expansion. A
-	// Prepare of the same list at the same version encodes nothing, and
-	// an unculled one expands nothing if expanded.
+	// draws; expanded is whether args hold the unculled expansion of sent
+	// over the table's records at version expandedAt. A Prepare of the
+	// same list at the same version encodes nothing, and an unculled one
+	// whose entries and table are those of the expansion (a list kept, or
+	// filled again alike) expands nothing.
 	from        *draw.List
 	fromVersion uint64
 	maxObject   uint32
 	expanded    bool
+	expandedAt  uint64
 	// encodes and expands count what Prepare did, for tests.
 	encodes, expands int
 
@@ -206,7 +209,7 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 		}
 		v := l.Version()
 		if d.sent == nil || d.from != l || d.fromVersion != v {
-			d.from, d.expanded = nil, false
+			d.from = nil
 			if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), d.mode == MultiDrawCount); err != nil {
 				return nil, err
 			}
@@ -222,9 +225,9 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 			}
 			d.expanded = false
 			err = d.cull(enc, n, uint32(len(spans)), rec, bounds, planes)
-		} else if !d.expanded {
+		} else if !d.expanded || d.expandedAt != d.t.Version() {
 			err = d.k.expand(d.dev, enc, n, rec, d.entries, d.args)
-			d.expanded = err == nil
+			d.expanded, d.expandedAt = err == nil, d.t.Version()
 			d.expands++
 		}
 		if err != nil {
@@ -285,6 +288,7 @@ func (d *Drawer) upload(n uint32) error {
 	if d.sent != nil && bytes.Equal(d.next, d.sent) {
 		return nil
 	}
+	d.expanded = false
 	if err := d.dev.WriteBuffer(d.entries, 0, d.next); err != nil {
 		d.sent = nil
 		return fmt.Errorf("multidraw: upload %d draws: %w", n, err)
@@ -335,7 +339,7 @@ func (d *Drawer) reserve(n, nSpans uint32, culled bool) error {
 			return fmt.Errorf("multidraw: %d draws: %w", c, err)
 		}
 		release(d.entries, d.args)
-		d.entries, d.args, d.capDraws, d.sent = entries, args, c, nil
+		d.entries, d.args, d.capDraws, d.sent, d.expanded = entries, args, c, nil, false
 	}
 	if !culled {
 		return nil

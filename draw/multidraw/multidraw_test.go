@@ -131,7 +131,8 @@ func countDiff(a, b []byte) int {
 
 // TestKeptList keeps one list across frames in MultiDrawCount mode: a
 // frame of a still scene encodes and expands nothing and draws the same
-// image; after a compaction handed to the table (meshes moved, the IDs
+// image, and one whose list is filled again alike expands nothing; after
+// a compaction handed to the table (meshes moved, the IDs
 // unchanged) the kept list is encoded and expanded again and draws what a
 // list filled anew draws.
 func TestKeptList(t *testing.T) {
@@ -161,6 +162,22 @@ func TestKeptList(t *testing.T) {
 	}
 	if e, x := multidraw.Work(d); e != enc || x != exp {
 		t.Fatalf("a still frame encoded %d and expanded %d lists", e-enc, x-exp)
+	}
+	// The same draws in a list filled again: encoded, found equal to
+	// what the device holds, neither uploaded nor expanded.
+	if again := image(fresh); !bytes.Equal(again, first) {
+		t.Fatalf("a list filled again alike differs in %d pixels", countDiff(again, first))
+	}
+	if e, x := multidraw.Work(d); e != enc+1 || x != exp {
+		t.Fatalf("a list filled again alike: encoded %d and expanded %d times", e-enc, x-exp)
+	}
+	// Other draws over the same records: uploaded and expanded.
+	sub := image(way{name: "c-count-visible", mode: multidraw.MultiDrawCount, only: true})
+	if e, x := multidraw.Work(d); e != enc+2 || x != exp+1 {
+		t.Fatalf("a list of other draws: encoded %d and expanded %d times", e-enc, x-exp)
+	}
+	if want := image(way{name: "d-ref", mode: multidraw.MultiDraw, only: true}); !bytes.Equal(sub, want) {
+		t.Fatalf("the visible draws differ from MultiDraw's in %d pixels", countDiff(sub, want))
 	}
 	for k := 0; k < w.n; k += 4 {
 		if err := w.remove(k); err != nil {
