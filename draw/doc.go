@@ -30,7 +30,7 @@
 // or one culled on the GPU) may keep its List instead of filling it again:
 // List.Version changes only when the list or the records its draws name
 // may have, and while it stays, Pack returns the spans it packed last and
-// multidraw prepares nothing again.
+// multidraw neither encodes nor uploads the draws again.
 //
 // and then the render pass side, which device.Device does not have:
 // package draw/multidraw turns a packed List into the arguments on the

@@ -26,7 +26,7 @@ type List struct {
 	t        *Table
 	maxDraws int
 	// version counts the list's changes (Reset, Add) and the table's
-	// (Table.Version, last seen as seen); packed is the version the last
+	// (Table.changes, last seen as seen); packed is the version the last
 	// Pack's spans and draws are of (zero: none).
 	version, seen, packed uint64
 	added                 []added
@@ -87,9 +87,8 @@ func (l *List) addErr(id ID) error {
 // the records its draws name, may have changed: at every Reset and Add,
 // and at every Track and Remove of the list's table and every Apply of
 // it with changes to take or records to write. While it stays the same,
-// the last Pack's spans and draws hold, and so do the arguments expanded
-// from the table's records then: a renderer that keeps its list across
-// frames of a still scene prepares them once. O(1).
+// the last Pack's spans and draws hold: a renderer that keeps its list
+// across frames packs and uploads it once. O(1).
 func (l *List) Version() uint64 {
 	if l.seen != l.t.changes {
 		l.seen = l.t.changes

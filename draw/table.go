@@ -84,7 +84,10 @@ type Table struct {
 	dirty   []uint32 // slots to write whole at the next Apply
 	patches []device.Patch
 	epoch   uint64 // counts Applies: a record's mark dedupes it per Apply
-	changes uint64 // Version
+	// changes counts the calls that may have changed a slot's liveness,
+	// a group or a record on the device: Track, Remove, and an Apply with
+	// changes to take or records to write (List.Version reads it).
+	changes uint64
 	scratch []byte
 	stats   Stats
 	gone    bool
@@ -236,13 +239,6 @@ func (t *Table) Lookup(h mesh.Handle) (ID, bool) {
 	}
 	return ID{slot: slot, gen: t.keys[slot].gen}, true
 }
-
-// Version returns a number that changes whenever a slot's liveness, a
-// group or a record on the device may have changed: at every Track and
-// Remove, and at every Apply with changes to take or records to write.
-// Arguments expanded from the records while it stays the same still
-// hold. O(1).
-func (t *Table) Version() uint64 { return t.changes }
 
 // Len returns the number of meshes tracked. O(1).
 func (t *Table) Len() int { return t.live }

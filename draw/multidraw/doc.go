@@ -80,8 +80,10 @@
 // per submit: a second overwrites the first's arguments (and frustum). A
 // Prepare whose draws are those of the last skips their upload; a Prepare
 // of the list it prepared last, at the same draw.List.Version, encodes
-// and uploads nothing, and unculled expands nothing: the arguments on the
-// device still hold. A Drawer is not safe for concurrent use.
+// nothing either. Every Prepare records its expansion (or culling) pass:
+// the arguments are made again each frame, so a frame whose encoder is
+// dropped unsubmitted leaves nothing stale behind. A Drawer is not safe
+// for concurrent use.
 //
 // wgpu-native's default instance flags validate the arguments of every
 // indirect draw when the encoder finishes, in CPU time linear in the draws

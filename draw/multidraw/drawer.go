@@ -91,18 +91,18 @@ type Drawer struct {
 	sent, next []byte
 	// from and fromVersion are the list and its Version that sent was
 	// encoded from (from nil: none), maxObject the largest object of its
-	// draws; expanded is whether args hold the unculled expansion of sent
-	// over the table's records at version expandedAt. A Prepare of the
-	// same list at the same version encodes nothing, and an unculled one
-	// whose entries and table are those of the expansion (a list kept, or
-	// filled again alike) expands nothing.
+	// draws: a Prepare of the same list at the same version encodes and
+	// uploads nothing. The expansion (or culling) pass is recorded every
+	// time: it runs only if the caller submits the encoder, which the
+	// drawer cannot see.
 	from        *draw.List
 	fromVersion uint64
 	maxObject   uint32
-	expanded    bool
-	expandedAt  uint64
-	// encodes and expands count what Prepare did, for tests.
-	encodes, expands int
+	// n is the number of draws of the last Prepare, whose span counts
+	// follow their entries.
+	n uint32
+	// encodes and uploads count what Prepares did, for tests.
+	encodes, uploads int
 
 	list   *draw.List // the list of the last Prepare
 	spans  []draw.Span
@@ -223,16 +223,14 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 			if capObjects := uint32(min(bounds.Size()/SphereBytes, math.MaxUint32)); d.maxObject >= capObjects {
 				return nil, fmt.Errorf("multidraw: cull: object %d, bounds for %d objects: %w", d.maxObject, capObjects, ErrNoBounds)
 			}
-			d.expanded = false
 			err = d.cull(enc, n, uint32(len(spans)), rec, bounds, planes)
-		} else if !d.expanded || d.expandedAt != d.t.Version() {
+		} else {
 			err = d.k.expand(d.dev, enc, n, rec, d.entries, d.args)
-			d.expanded, d.expandedAt = err == nil, d.t.Version()
-			d.expands++
 		}
 		if err != nil {
 			return nil, err
 		}
+		d.n = n
 	}
 	d.list, d.spans, d.culled = l, spans, planes != nil
 	return spans, nil
@@ -288,7 +286,7 @@ func (d *Drawer) upload(n uint32) error {
 	if d.sent != nil && bytes.Equal(d.next, d.sent) {
 		return nil
 	}
-	d.expanded = false
+	d.uploads++
 	if err := d.dev.WriteBuffer(d.entries, 0, d.next); err != nil {
 		d.sent = nil
 		return fmt.Errorf("multidraw: upload %d draws: %w", n, err)
@@ -339,7 +337,7 @@ func (d *Drawer) reserve(n, nSpans uint32, culled bool) error {
 			return fmt.Errorf("multidraw: %d draws: %w", c, err)
 		}
 		release(d.entries, d.args)
-		d.entries, d.args, d.capDraws, d.sent, d.expanded = entries, args, c, nil, false
+		d.entries, d.args, d.capDraws, d.sent = entries, args, c, nil
 	}
 	if !culled {
 		return nil
@@ -388,7 +386,7 @@ func (d *Drawer) Draw(pass *wgpu.RenderPassEncoder) (calls int, err error) {
 			counts := d.counts
 			if !d.culled {
 				counts = d.entries
-				countsAt = entryHeader + 12*uint64(len(d.list.Draws())) + 4*uint64(len(d.spans))
+				countsAt = entryHeader + 12*uint64(d.n) + 4*uint64(len(d.spans))
 			}
 			if countsRaw, err = d.dev.RawBuffer(counts); err != nil {
 				return 0, err

@@ -130,11 +130,12 @@ func countDiff(a, b []byte) int {
 }
 
 // TestKeptList keeps one list across frames in MultiDrawCount mode: a
-// frame of a still scene encodes and expands nothing and draws the same
-// image, and one whose list is filled again alike expands nothing; after
-// a compaction handed to the table (meshes moved, the IDs
-// unchanged) the kept list is encoded and expanded again and draws what a
-// list filled anew draws.
+// frame of a still scene neither encodes nor uploads it and draws the
+// same image; a list filled again alike is encoded but not uploaded; a
+// list of other draws is uploaded and draws what MultiDraw draws of them.
+// A frame whose encoder is dropped after Prepare leaves nothing stale for
+// the next (the expansion runs every frame), and after a compaction
+// handed to the table the kept list draws what a list filled anew draws.
 func TestKeptList(t *testing.T) {
 	g := openGPU(t)
 	if multidraw.Best(g.wd) < multidraw.MultiDrawCount {
@@ -156,29 +157,29 @@ func TestKeptList(t *testing.T) {
 	}
 	first := image(kept)
 	d := w.drawer[multidraw.MultiDrawCount]
-	enc, exp := multidraw.Work(d)
+	work := func(what string, encodes, uploads int) {
+		t.Helper()
+		e, u := multidraw.Work(d)
+		if e != encodes || u != uploads {
+			t.Fatalf("%s: %d encodes and %d uploads in all, want %d and %d", what, e, u, encodes, uploads)
+		}
+	}
+	enc, up := multidraw.Work(d)
 	if again := image(kept); !bytes.Equal(again, first) {
 		t.Fatalf("a still frame differs in %d pixels", countDiff(again, first))
 	}
-	if e, x := multidraw.Work(d); e != enc || x != exp {
-		t.Fatalf("a still frame encoded %d and expanded %d lists", e-enc, x-exp)
-	}
-	// The same draws in a list filled again: encoded, found equal to
-	// what the device holds, neither uploaded nor expanded.
+	work("a still frame", enc, up)
 	if again := image(fresh); !bytes.Equal(again, first) {
 		t.Fatalf("a list filled again alike differs in %d pixels", countDiff(again, first))
 	}
-	if e, x := multidraw.Work(d); e != enc+1 || x != exp {
-		t.Fatalf("a list filled again alike: encoded %d and expanded %d times", e-enc, x-exp)
-	}
-	// Other draws over the same records: uploaded and expanded.
+	work("a list filled again alike", enc+1, up)
 	sub := image(way{name: "c-count-visible", mode: multidraw.MultiDrawCount, only: true})
-	if e, x := multidraw.Work(d); e != enc+2 || x != exp+1 {
-		t.Fatalf("a list of other draws: encoded %d and expanded %d times", e-enc, x-exp)
-	}
+	work("a list of other draws", enc+2, up+1)
 	if want := image(way{name: "d-ref", mode: multidraw.MultiDraw, only: true}); !bytes.Equal(sub, want) {
 		t.Fatalf("the visible draws differ from MultiDraw's in %d pixels", countDiff(sub, want))
 	}
+	// Removals, then a frame dropped after its Prepare, then the kept
+	// list's next frame at the same version.
 	for k := 0; k < w.n; k += 4 {
 		if err := w.remove(k); err != nil {
 			t.Fatal(err)
@@ -187,7 +188,27 @@ func TestKeptList(t *testing.T) {
 	if err := w.apply(); err != nil {
 		t.Fatal(err)
 	}
-	image(kept) // fills the list again: its IDs changed
+	w.list.Reset()
+	for k, id := range w.ids {
+		if id != (draw.ID{}) {
+			if err := w.list.Add(id, 1, uint32(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.filled = fillOf(kept)
+	dropped, err := g.wd.TryCreateCommandEncoder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Prepare(dropped, w.list); err != nil {
+		t.Fatal(err)
+	}
+	dropped.Release()
+	got := image(kept)
+	if want := image(fresh); !bytes.Equal(got, want) {
+		t.Fatalf("after a dropped frame the kept list differs from a list filled anew in %d pixels", countDiff(got, want))
+	}
 	moved := w.tab.Stats().Moved
 	if err := w.meshes.Compact(); err != nil {
 		t.Fatal(err)
@@ -198,11 +219,9 @@ func TestKeptList(t *testing.T) {
 	if w.tab.Stats().Moved == moved {
 		t.Fatal("the compaction moved no tracked mesh")
 	}
-	enc, exp = multidraw.Work(d)
-	got := image(kept)
-	if e, x := multidraw.Work(d); e != enc+1 || x != exp+1 {
-		t.Fatalf("after moves the kept list was encoded %d and expanded %d times", e-enc, x-exp)
-	}
+	enc, up = multidraw.Work(d)
+	got = image(kept)
+	work("the kept list after moves (the same slots)", enc+1, up)
 	if want := image(fresh); !bytes.Equal(got, want) {
 		t.Fatalf("the kept list differs from a list filled anew in %d pixels", countDiff(got, want))
 	}
