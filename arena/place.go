@@ -451,10 +451,7 @@ func (a *Arena) writeRuns(ws []written, up Uploader) error {
 		case j == k+1 && (p > 0 || reqs[w.req].Fill == nil):
 			err = a.writeAlone(up, p, planeData(&reqs[w.req], p), w, start)
 		default:
-			b := takeScratch(n)
-			a.gatherRun(b)
-			err = a.put(up, p, start, b)
-			giveScratch(b)
+			err = a.writeGathered(up, p, start, n)
 		}
 		if err != nil {
 			return err
@@ -518,6 +515,16 @@ func (a *Arena) gatherRun(dst []byte) {
 			}
 		}
 	}
+}
+
+// writeGathered gathers the run a.wRun, n bytes, into scratch and writes
+// it at byte start of plane p. The scratch goes back even if a Fill
+// panics.
+func (a *Arena) writeGathered(up Uploader, p int, start, n uint64) error {
+	b := takeScratch(n)
+	defer giveScratch(b)
+	a.gatherRun(b)
+	return a.put(up, p, start, b)
 }
 
 // writeAlone writes a run of one request into plane p from data, its
@@ -669,15 +676,21 @@ var runScratch struct {
 func takeScratch(n uint64) []byte {
 	s := &runScratch
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.held || n == 0 || n > maxRunBytes {
+		s.mu.Unlock()
 		return make([]byte, n)
 	}
-	if uint64(cap(s.b)) < n {
-		s.b = make([]byte, n, max(n, min(2*n, maxRunBytes)))
-	}
 	s.held = true
-	return s.b[:n]
+	b := s.b
+	s.mu.Unlock()
+	if uint64(cap(b)) < n {
+		// Grown outside the lock: only the holder writes s.b.
+		b = make([]byte, n, max(n, min(2*n, maxRunBytes)))
+		s.mu.Lock()
+		s.b = b
+		s.mu.Unlock()
+	}
+	return b[:n]
 }
 
 // giveScratch hands back a scratch from takeScratch.
