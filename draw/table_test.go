@@ -181,3 +181,141 @@ func TestErrors(t *testing.T) {
 	}
 	other.Release()
 }
+
+// TestListVersion: a list's Version moves with every change that can
+// alter what Pack returns, and only then; a Pack at the same version
+// returns the spans it returned, and one after a slab's growth (its
+// buffer replaced under the group) returns the groups' new buffers.
+func TestListVersion(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		meshes, err := mesh.New(dev, mesh.Options{MinSlabBytes: 4 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer meshes.Release()
+		tab, err := draw.NewTable(dev, meshes, "version")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tab.Release()
+		r := rand.New(rand.NewPCG(3, 4))
+		var cs []memory.Change
+		replaced := false
+		// add places n meshes, tracks them where track is set, and
+		// applies the changes.
+		add := func(n int, track bool) []draw.ID {
+			t.Helper()
+			var hs []mesh.Handle
+			for range n {
+				m := randMesh(r, 1+r.IntN(4))
+				m.VertexStride, m.Vertices = 8, make([]byte, 8*(1+r.IntN(20)))
+				m.IndexFormat, m.Indices = mesh.Uint16, make([]byte, 6*(1+r.IntN(8)))
+				h, err := meshes.Add(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hs = append(hs, h)
+			}
+			if err := meshes.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			var ids []draw.ID
+			for _, h := range hs {
+				if !track {
+					continue
+				}
+				id, err := tab.Track(h, mesh.Uint16)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			cs = meshes.Changes(cs[:0])
+			for _, c := range cs {
+				replaced = replaced || c.Kind == memory.Replaced
+			}
+			if err := tab.Apply(cs); err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		ids := add(40, true)
+		bySlot := map[uint32]draw.ID{}
+		for _, id := range ids {
+			bySlot[id.Slot()] = id
+		}
+		list, err := draw.NewList(tab, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, id := range ids {
+			if err := list.Add(id, 1, uint32(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// check packs the list and compares every span's group with the
+		// records of its draws.
+		check := func(what string) []draw.Span {
+			t.Helper()
+			spans, err := list.Pack()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			draws := list.Draws()
+			for _, s := range spans {
+				for _, d := range draws[s.First : s.First+s.Count] {
+					_, g, err := tab.Record(bySlot[d.Slot])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if g != s.Group {
+						t.Fatalf("%s: a draw of slot %d in span %v, its record in %v", what, d.Slot, s.Group, g)
+					}
+				}
+			}
+			return spans
+		}
+		v := list.Version()
+		check("first")
+		if list.Version() != v {
+			t.Fatal("Pack changed the version")
+		}
+		if err := tab.Apply(nil); err != nil {
+			t.Fatal(err)
+		}
+		if list.Version() != v {
+			t.Fatal("an Apply with nothing to do changed the version")
+		}
+		// Growth, of untracked meshes: the slabs' buffers are replaced
+		// under the groups, and only Apply tells.
+		replaced = false
+		add(400, false)
+		if !replaced {
+			t.Fatal("no slab grew")
+		}
+		if list.Version() == v {
+			t.Fatal("an Apply of growth left the version")
+		}
+		check("after growth")
+		more := add(1, true)
+		v = list.Version()
+		if err := tab.Remove(more[0]); err != nil {
+			t.Fatal(err)
+		}
+		if list.Version() == v {
+			t.Fatal("Remove left the version")
+		}
+		v = list.Version()
+		list.Reset()
+		if list.Version() == v {
+			t.Fatal("Reset left the version")
+		}
+		v = list.Version()
+		if err := list.Add(ids[0], 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if list.Version() == v {
+			t.Fatal("Add left the version")
+		}
+	})
+}
