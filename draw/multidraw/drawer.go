@@ -147,7 +147,9 @@ func (d *Drawer) Mode() Mode { return d.mode }
 // table's Apply, with enc the encoder of the render pass that Draw records
 // into, before that pass begins. Errors: those of Pack, ErrNotApplied,
 // draw.ErrFull past 4,194,240 draws, and the device's. O(draws); the
-// upload is skipped when the draws are those of the last Prepare.
+// upload is skipped when the draws are those of the last Prepare, and
+// the CPU's work is O(spans) for the list prepared last at the same
+// draw.List.Version (the compute pass is recorded all the same).
 func (d *Drawer) Prepare(enc *wgpu.CommandEncoder, l *draw.List) ([]draw.Span, error) {
 	return d.prepare(enc, l, nil, nil)
 }
