@@ -358,13 +358,13 @@ func (w *world) churn(seed int) error {
 // Ways of drawing: a is a buffer pair of its own per mesh, set with the
 // pipeline and bind group per draw, as a renderer without gpumem does;
 // b, c and indirect are the Drawer's modes Direct, MultiDraw and
-// Indirect over the slabs, c-count c's list in MultiDrawCount mode,
-// c-kept c-count's with the list kept across frames; d culls c's list on the GPU against the
-// world's frustum and draws with MultiDrawIndexedIndirectCount (d-kept
-// with the list kept across frames), d-zero
-// and d-indirect are its fallbacks (culled draws of no instances, drawn
-// by MultiDraw and Indirect); d-ref is c drawing the draws the frustum
-// keeps, culled on the CPU. Each way's image must equal its ref's.
+// Indirect over the slabs, c-count c's list in MultiDrawCount mode, c-kept
+// c-count with the list kept across frames; d culls c's list on the GPU
+// against the world's frustum and draws with MultiDrawIndexedIndirectCount
+// (d-kept with the list kept across frames), d-zero and d-indirect are its
+// fallbacks (culled draws of no instances, drawn by MultiDraw and
+// Indirect); d-ref is c drawing the draws the frustum keeps, culled on the
+// CPU. Each way's image must equal its ref's.
 var ways = []way{
 	{name: "a", own: true},
 	{name: "b", mode: multidraw.Direct, ref: "a"},
