@@ -25,16 +25,7 @@ func BenchmarkApply(b *testing.B) {
 		for _, way := range []string{"patch", "write", "span"} {
 			b.Run(fmt.Sprintf("dev=%s/way=%s", be.Name, way), func(b *testing.B) {
 				dev := be.Open(b)
-				meshes, err := mesh.New(dev, mesh.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer meshes.Release()
-				tab, err := draw.NewTable(dev, meshes, "bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer tab.Release()
+				meshes, tab := newTable(b, dev, mesh.Options{}, "bench")
 				switch way {
 				case "write":
 					draw.Rewrite(tab, false)
@@ -129,17 +120,9 @@ func BenchmarkPack(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("draws=%d", n), func(b *testing.B) {
 			dev := testdevice.Backends()[0].Open(b)
-			meshes, err := mesh.New(dev, mesh.Options{MaxMeshesPerSlab: 16384})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer meshes.Release()
-			tab, err := draw.NewTable(dev, meshes, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer tab.Release()
+			meshes, tab := newTable(b, dev, mesh.Options{MaxMeshesPerSlab: 16384}, "bench")
 			r := rand.New(rand.NewPCG(1, 1))
+			var err error
 			hs := make([]mesh.Handle, n)
 			for k := range hs {
 				m := randMesh(r, 1+r.IntN(10))

@@ -26,16 +26,7 @@ var churnOptions = mesh.Options{MinSlabBytes: 64, MaxSlabBytes: 2048, LargeThres
 // memory and on the device (Table.Check), and a packed list of every
 // tracked mesh against the records.
 func churn(t *testing.T, dev device.Device, cmds []byte) {
-	meshes, err := mesh.New(dev, churnOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer meshes.Release()
-	tab, err := draw.NewTable(dev, meshes, "churn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tab.Release()
+	meshes, tab := newTable(t, dev, churnOptions, "churn")
 	list, err := draw.NewList(tab, 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -220,6 +211,33 @@ func strides(m mesh.Mesh) []uint32 {
 		ss = append(ss, s.Stride)
 	}
 	return ss
+}
+
+// newTable returns a mesh allocator of opts on dev and a table of its
+// meshes labelled label, both released when the test ends.
+func newTable(tb testing.TB, dev device.Device, opts mesh.Options, label string) (*mesh.Allocator, *draw.Table) {
+	tb.Helper()
+	meshes, err := mesh.New(dev, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(meshes.Release)
+	tab, err := draw.NewTable(dev, meshes, label)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(tab.Release)
+	return meshes, tab
+}
+
+// drawable returns randMesh(r, n) with its vertices replaced by 8-byte
+// ones and its indices by 16-bit ones, of random counts: a mesh a table
+// tracks as mesh.Uint16.
+func drawable(r *rand.Rand, n int) mesh.Mesh {
+	m := randMesh(r, n)
+	m.VertexStride, m.Vertices = 8, make([]byte, 8*(1+r.IntN(20)))
+	m.IndexFormat, m.Indices = mesh.Uint16, make([]byte, 6*(1+r.IntN(8)))
+	return m
 }
 
 // randMesh returns a mesh of n triangles' worth of data: a vertex stride

@@ -20,26 +20,14 @@ import (
 // that reports their slab's growth.
 func TestGrowth(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		meshes, err := mesh.New(dev, mesh.Options{MinSlabBytes: 4 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer meshes.Release()
-		tab, err := draw.NewTable(dev, meshes, "growth")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tab.Release()
+		meshes, tab := newTable(t, dev, mesh.Options{MinSlabBytes: 4 << 10}, "growth")
 		r := rand.New(rand.NewPCG(1, 2))
 		var ids []draw.ID
 		var hs []mesh.Handle
 		var cs []memory.Change
 		for frame := range 12 {
 			for range 300 {
-				m := randMesh(r, 1+r.IntN(8))
-				m.VertexStride, m.Vertices = 8, make([]byte, 8*(1+r.IntN(20)))
-				m.IndexFormat, m.Indices = mesh.Uint16, make([]byte, 6*(1+r.IntN(8)))
-				h, err := meshes.Add(m)
+				h, err := meshes.Add(drawable(r, 1+r.IntN(8)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -188,16 +176,7 @@ func TestErrors(t *testing.T) {
 // buffer replaced under the group) returns the groups' new buffers.
 func TestListVersion(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		meshes, err := mesh.New(dev, mesh.Options{MinSlabBytes: 4 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer meshes.Release()
-		tab, err := draw.NewTable(dev, meshes, "version")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tab.Release()
+		meshes, tab := newTable(t, dev, mesh.Options{MinSlabBytes: 4 << 10}, "version")
 		r := rand.New(rand.NewPCG(3, 4))
 		var cs []memory.Change
 		replaced := false
@@ -207,10 +186,7 @@ func TestListVersion(t *testing.T) {
 			t.Helper()
 			var hs []mesh.Handle
 			for range n {
-				m := randMesh(r, 1+r.IntN(4))
-				m.VertexStride, m.Vertices = 8, make([]byte, 8*(1+r.IntN(20)))
-				m.IndexFormat, m.Indices = mesh.Uint16, make([]byte, 6*(1+r.IntN(8)))
-				h, err := meshes.Add(m)
+				h, err := meshes.Add(drawable(r, 1+r.IntN(4)))
 				if err != nil {
 					t.Fatal(err)
 				}

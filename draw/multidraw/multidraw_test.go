@@ -188,15 +188,9 @@ func TestKeptList(t *testing.T) {
 	if err := w.apply(); err != nil {
 		t.Fatal(err)
 	}
-	w.list.Reset()
-	for k, id := range w.ids {
-		if id != (draw.ID{}) {
-			if err := w.list.Add(id, 1, uint32(k)); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if err := w.fill(kept); err != nil {
+		t.Fatal(err)
 	}
-	w.filled = fillOf(kept)
 	dropped, err := g.wd.TryCreateCommandEncoder(nil)
 	if err != nil {
 		t.Fatal(err)

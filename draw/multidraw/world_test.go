@@ -271,6 +271,28 @@ func fillOf(wy way) string {
 	return "all"
 }
 
+// fill fills the list with the draws of wy: every mesh, or with only
+// set, the visible ones, each of one instance with its tile as object.
+func (w *world) fill(wy way) error {
+	w.list.Reset()
+	w.filled = ""
+	for k, id := range w.ids {
+		if id == (draw.ID{}) {
+			continue
+		}
+		if wy.only {
+			if vis, _ := w.visible(k); !vis {
+				continue
+			}
+		}
+		if err := w.list.Add(id, 1, uint32(k)); err != nil {
+			return err
+		}
+	}
+	w.filled = fillOf(wy)
+	return nil
+}
+
 // add stages a new mesh for tile k.
 func (w *world) add(k int) error {
 	w.filled = ""
@@ -506,23 +528,10 @@ func (w *world) frame(wy way) error {
 			w.drawer[mode] = d
 		}
 		t0 := time.Now()
-		if fill := fillOf(wy); !wy.kept || w.filled != fill {
-			w.list.Reset()
-			w.filled = ""
-			for k, id := range w.ids {
-				if id == (draw.ID{}) {
-					continue
-				}
-				if wy.only {
-					if vis, _ := w.visible(k); !vis {
-						continue
-					}
-				}
-				if err := w.list.Add(id, 1, uint32(k)); err != nil {
-					return err
-				}
+		if !wy.kept || w.filled != fillOf(wy) {
+			if err := w.fill(wy); err != nil {
+				return err
 			}
-			w.filled = fill
 		}
 		t1 := time.Now()
 		w.phases[0] += t1.Sub(t0)
