@@ -33,7 +33,7 @@ func TestSameImage(t *testing.T) {
 		if err := w.tab.Check(); err != nil {
 			t.Fatal(err)
 		}
-		imgs, err := w.images()
+		imgs, err := w.images(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -491,9 +491,6 @@ func (w *world) ownBuffers() error {
 }
 
 // releaseOwn releases way a's buffers and lets wgpu-native free them.
-// The other ways are measured without them: wgpu-native's passes take
-// time in the number of buffers the device holds, and it frees released
-// ones at the next submit, which are way a's costs, not theirs.
 func (w *world) releaseOwn() {
 	if len(w.own) == 0 {
 		return
@@ -662,21 +659,29 @@ func (w *world) pixels() ([]byte, error) {
 }
 
 // images draws the world every way the device allows and returns the
-// images by way.
-func (w *world) images() (map[string][]byte, error) {
-	if err := w.ownBuffers(); err != nil {
+// images by way. Way a draws in own, a world of the same meshes, or in w
+// where own is nil.
+func (w *world) images(own *world) (map[string][]byte, error) {
+	if own == nil {
+		own = w
+	}
+	if err := own.ownBuffers(); err != nil {
 		return nil, err
 	}
-	defer w.releaseOwn()
+	defer own.releaseOwn()
 	out := map[string][]byte{}
 	for _, way := range ways {
 		if !way.allowed(w.g.wd) {
 			continue
 		}
-		if err := w.frame(way); err != nil {
+		in := w
+		if way.own {
+			in = own
+		}
+		if err := in.frame(way); err != nil {
 			return nil, fmt.Errorf("way %s: %w", way.name, err)
 		}
-		px, err := w.pixels()
+		px, err := in.pixels()
 		if err != nil {
 			return nil, err
 		}
