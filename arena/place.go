@@ -166,16 +166,24 @@ func (a *Arena) sizeBatch(reqs []Request, some bool) error {
 	if some {
 		held = a.maxHeld()
 	}
+	// Without a margin or rounding, a request within MaxElems takes its
+	// elements: a.size's answer, without the call.
+	plain := a.guard == 0 && !a.opts.RoundToBins
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Elems == 0 || uint64(len(r.Data)) > uint64(r.Elems)*es {
 			return fmt.Errorf("arena %q: request %d of %d: %w: %d bytes of data for %d elements of %d bytes",
 				a.opts.Label, i, len(reqs), ErrInvalidSize, len(r.Data), r.Elems, es)
 		}
-		if err := a.checkPlanes(r.Planes, r.Elems); err != nil {
-			return fmt.Errorf("arena %q: request %d of %d: %w", a.opts.Label, i, len(reqs), err)
+		if len(r.Planes) > 0 {
+			if err := a.checkPlanes(r.Planes, r.Elems); err != nil {
+				return fmt.Errorf("arena %q: request %d of %d: %w", a.opts.Label, i, len(reqs), err)
+			}
 		}
-		size, err := a.size(r.Elems)
+		size, err := r.Elems, error(nil)
+		if !plain || size > a.opts.MaxElems {
+			size, err = a.size(r.Elems)
+		}
 		if some && (err != nil || size > held) {
 			size, err = 0, nil // left
 		}

@@ -292,26 +292,30 @@ func (a *Allocator) count(p *part, l Layout, elems uint64) error {
 	}
 	p.layout, p.elems = l, uint32(elems)
 	if l.set == 0 {
-		if b := a.streamBytes(p, 0); b > a.maxBuffer {
-			return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
-				ErrInvalidMesh, p.layout, b, a.maxBuffer, device.ErrTooLarge)
+		if b := wholeSlots(p.elems, strideShift(l.ElemBytes), l.ElemBytes); b > a.maxBuffer {
+			return a.tooLarge(p, b)
 		}
 		return nil
 	}
 	for i := range l.Streams() {
 		if b := a.streamBytes(p, i); b > a.maxBuffer {
-			return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
-				ErrInvalidMesh, p.layout, b, a.maxBuffer, device.ErrTooLarge)
+			return a.tooLarge(p, b)
 		}
 	}
 	return nil
 }
 
+// tooLarge returns count's error for p's stream of b bytes.
+func (a *Allocator) tooLarge(p *part, b uint64) error {
+	return fmt.Errorf("%w: %v of %d bytes, above the device's largest buffer (%d): %w",
+		ErrInvalidMesh, p.layout, b, a.maxBuffer, device.ErrTooLarge)
+}
+
 // bytes returns the bytes p's array takes placed, every stream: whole
 // slots.
 func (a *Allocator) bytes(p *part) uint64 {
-	if p.layout.set == 0 {
-		return a.streamBytes(p, 0)
+	if l := p.layout; l.set == 0 {
+		return wholeSlots(p.elems, strideShift(l.ElemBytes), l.ElemBytes)
 	}
 	var b uint64
 	for i := range p.layout.Streams() {
@@ -322,8 +326,13 @@ func (a *Allocator) bytes(p *part) uint64 {
 
 // streamBytes returns the bytes p's stream i takes placed: whole slots.
 func (a *Allocator) streamBytes(p *part, i int) uint64 {
-	sh := p.layout.slotShift()
-	return (uint64(p.elems) + 1<<sh - 1) >> sh << sh * uint64(p.layout.Stride(i))
+	return wholeSlots(p.elems, p.layout.slotShift(), p.layout.Stride(i))
+}
+
+// wholeSlots returns the bytes elems elements of stride bytes take in
+// slots of 1<<shift elements.
+func wholeSlots(elems uint32, shift uint, stride uint32) uint64 {
+	return (uint64(elems) + 1<<shift - 1) >> shift << shift * uint64(stride)
 }
 
 // streamsOf returns m's further vertex streams' arrays.
@@ -431,7 +440,7 @@ func (a *Allocator) Modify(h Handle, m Mesh) error {
 // taken yet is taken first.
 func (a *Allocator) known(h Handle) (*record, error) {
 	r, err := a.record(h)
-	if errors.Is(err, ErrNotResident) {
+	if err != nil && errors.Is(err, ErrNotResident) {
 		a.takeLoaders()
 		r, err = a.record(h)
 	}

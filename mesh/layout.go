@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -94,13 +95,19 @@ const MaxStreams = arena.MaxPlanes
 // last.
 type streams [MaxStreams]uint32
 
+// streamSet is an interned set of strides and its slot shift.
+type streamSet struct {
+	strides streams
+	shift   uint8
+}
+
 // streamSets interns the stride sets of the layouts of separate streams,
 // so that a Layout stays small and comparable: list[k-1] is set k's. The
 // list only grows; readers load it without a lock.
 var streamSets struct {
 	mu    sync.Mutex
 	byKey map[streams]uint16
-	list  atomic.Pointer[[]streams]
+	list  atomic.Pointer[[]streamSet]
 }
 
 // errTooManySets: a process uses at most 65535 different stride sets.
@@ -113,14 +120,20 @@ func internStreams(ss streams) (uint16, error) {
 	if k, ok := streamSets.byKey[ss]; ok {
 		return k, nil
 	}
-	var list []streams
+	var list []streamSet
 	if p := streamSets.list.Load(); p != nil {
 		list = *p
 	}
 	if len(list) >= math.MaxUint16 {
 		return 0, errTooManySets
 	}
-	list = append(slices.Clip(list), ss)
+	shift := uint8(0)
+	for _, st := range ss {
+		if st != 0 {
+			shift = max(shift, uint8(strideShift(st)))
+		}
+	}
+	list = append(slices.Clip(list), streamSet{ss, shift})
 	streamSets.list.Store(&list)
 	if streamSets.byKey == nil {
 		streamSets.byKey = map[streams]uint16{}
@@ -151,7 +164,7 @@ func StreamsLayout(strides ...uint32) (Layout, error) {
 }
 
 // strides returns l's set of streams; l.set is not 0.
-func (l Layout) strides() *streams { return &(*streamSets.list.Load())[l.set-1] }
+func (l Layout) strides() *streams { return &(*streamSets.list.Load())[l.set-1].strides }
 
 // Streams returns the number of vertex streams: 1 for an index layout
 // and an interleaved vertex layout.
@@ -213,29 +226,17 @@ func (l Layout) Slots(elems uint32) uint32 {
 // slotShift returns log2 of ElemsPerSlot: 0, 1 or 2 (a shift, where a
 // division by ElemsPerSlot would cost a Flush a divide per array).
 func (l Layout) slotShift() uint {
-	sh := strideShift(l.ElemBytes)
 	if l.set == 0 {
-		return sh // one stream: the usual layout
+		return strideShift(l.ElemBytes) // one stream: the usual layout
 	}
-	for _, m := range l.strides()[1:] {
-		if m == 0 {
-			break
-		}
-		sh = max(sh, strideShift(m))
-	}
-	return sh
+	return uint((*streamSets.list.Load())[l.set-1].shift)
 }
 
 // strideShift is the slot shift of one stride: a slot of 1<<shift
-// elements makes a multiple of 4 bytes.
+// elements makes a multiple of 4 bytes (device.CopyAlignment): 2 for an
+// odd stride, 1 for an even one, 0 for a multiple of 4.
 func strideShift(stride uint32) uint {
-	switch {
-	case stride%device.CopyAlignment == 0:
-		return 0
-	case stride%2 == 0:
-		return 1
-	}
-	return 2
+	return 2 - uint(bits.TrailingZeros32(stride|device.CopyAlignment))
 }
 
 func (l Layout) String() string {

@@ -203,6 +203,13 @@ func randMesh(r *rand.Rand, maxVerts int) mesh.Mesh {
 }
 
 func TestLayoutSlots(t *testing.T) {
+	streams := func(strides ...uint32) Layout {
+		l, err := mesh.StreamsLayout(strides...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
 	for _, c := range []struct {
 		l                Layout
 		perSlot, slotB   uint32
@@ -216,6 +223,12 @@ func TestLayoutSlots(t *testing.T) {
 		{mesh.VertexLayout(10), 2, 20, 0, 0},
 		{mesh.IndexLayout(mesh.Uint16), 2, 4, 3, 2},
 		{mesh.IndexLayout(mesh.Uint32), 1, 4, 3, 3},
+		// Separate streams: the slot suits every stream's stride.
+		{streams(12, 8), 1, 12, 5, 5},
+		{streams(12, 6), 2, 24, 5, 3},
+		{streams(6, 12), 2, 12, 5, 3},
+		{streams(12, 3, 2), 4, 48, 5, 2},
+		{streams(2, 4, 4, 8, 8, 8, 8, 1), 4, 8, 9, 3},
 	} {
 		if got := c.l.ElemsPerSlot(); got != c.perSlot {
 			t.Errorf("%v: ElemsPerSlot %d, want %d", c.l, got, c.perSlot)
