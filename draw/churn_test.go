@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpumem/gpumem/arena"
@@ -198,6 +199,26 @@ func checkList(t *testing.T, tab *draw.Table, list *draw.List, r *rand.Rand) {
 	}
 	if int(next) != len(ids) || len(draws) != len(ids) {
 		t.Fatalf("%d draws packed in spans of %d, %d added", len(draws), next, len(ids))
+	}
+	// Within a span the draws keep the order they were added in (their
+	// objects ascend), and a list added in the packed order packs to the
+	// same spans and draws.
+	for _, s := range spans {
+		for i := s.First + 1; i < s.First+s.Count; i++ {
+			if draws[i].Object <= draws[i-1].Object {
+				t.Fatalf("span %+v: draw %d of object %d after object %d", s, i, draws[i].Object, draws[i-1].Object)
+			}
+		}
+	}
+	wantSpans, wantDraws := slices.Clone(spans), slices.Clone(draws)
+	list.Reset()
+	for _, d := range wantDraws {
+		if err := list.Add(objects[d.Object], d.Instances, d.Object); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if spans, err = list.Pack(); err != nil || !slices.Equal(spans, wantSpans) || !slices.Equal(list.Draws(), wantDraws) {
+		t.Fatalf("packed again in group order: %v, spans %v, want %v", err, spans, wantSpans)
 	}
 }
 

@@ -293,5 +293,34 @@ func TestListVersion(t *testing.T) {
 		if list.Version() == v {
 			t.Fatal("Add left the version")
 		}
+		// A list filled across table changes: draws added before a Track
+		// and after it pack by their records' groups at the Pack, and
+		// one whose mesh was removed after its Add is refused.
+		for _, id := range ids[1:20] {
+			if err := list.Add(id, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		late := add(30, true)
+		for _, id := range append(ids[20:], late...) {
+			bySlot[id.Slot()] = id
+			if err := list.Add(id, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check("added across a Track")
+		if err := tab.Remove(late[3]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := list.Pack(); !errors.Is(err, draw.ErrInvalidID) {
+			t.Fatalf("Pack of a removed mesh's draw: %v", err)
+		}
+		list.Reset()
+		for _, id := range ids {
+			if err := list.Add(id, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check("filled again")
 	})
 }
