@@ -147,7 +147,7 @@ type world struct {
 	own            []ownMesh // way a: buffers of each mesh's own
 	queue          *wgpu.Queue
 	timer          device.Timer
-	timed          bool
+	timed          bool // frames take timestamps (the device has a timer)
 	cpu, gpuTime   time.Duration
 	frames, gpuFrm int
 	// phases splits cpu: filling the list, Prepare, recording the
