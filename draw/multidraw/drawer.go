@@ -212,11 +212,13 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 		v := l.Version()
 		if d.sent == nil || d.from != l || d.fromVersion != v {
 			d.from = nil
-			if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), d.mode == MultiDrawCount); err != nil {
-				return nil, err
-			}
-			if err := d.upload(n); err != nil {
-				return nil, err
+			if counted := d.mode == MultiDrawCount; !d.holds(draws, spans, counted) {
+				if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), counted); err != nil {
+					return nil, err
+				}
+				if err := d.upload(n); err != nil {
+					return nil, err
+				}
 			}
 			d.from, d.fromVersion = l, v
 			d.encodes++
@@ -238,14 +240,52 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 	return spans, nil
 }
 
+// entriesSize returns the bytes of the entries of n draws in spans spans,
+// with the spans' counts where counted.
+func entriesSize(n, spans int, counted bool) int {
+	size := entryHeader + 12*n + 4*spans
+	if counted {
+		size += 4 * spans
+	}
+	return size
+}
+
+// drawBytes returns draws as their entries' bytes: the memory of draws
+// itself, on a little-endian host only.
+func drawBytes(draws []draw.Draw) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(draws))), 12*len(draws))
+}
+
+// holds reports whether the entries buffer holds what encode would write
+// for draws and spans: a list filled again alike needs no encoding, no
+// upload, and no new checks (its slots passed them, and the table's
+// records only grow). Its cost is a comparison with what was sent; on a
+// big-endian host, where the entries are not the draws' memory, it
+// answers false, and upload compares.
+func (d *Drawer) holds(draws []draw.Draw, spans []draw.Span, counted bool) bool {
+	s, le := d.sent, binary.LittleEndian
+	if !nativeLE || len(s) != entriesSize(len(draws), len(spans), counted) ||
+		le.Uint32(s[0:]) != uint32(len(draws)) || le.Uint32(s[4:]) != uint32(len(spans)) {
+		return false
+	}
+	e := s[entryHeader:]
+	if !bytes.Equal(e[:12*len(draws)], drawBytes(draws)) {
+		return false
+	}
+	e = e[12*len(draws):]
+	for i, sp := range spans {
+		if le.Uint32(e[4*i:]) != sp.First || counted && le.Uint32(e[4*(len(spans)+i):]) != sp.Count {
+			return false
+		}
+	}
+	return true
+}
+
 // encode writes the entries of draws and spans, with the spans' counts
 // where counted, into d.next, checking every draw's slot against
 // capRecords, and keeps their largest object in d.maxObject. O(draws).
 func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords uint32, counted bool) error {
-	size := entryHeader + 12*len(draws) + 4*len(spans)
-	if counted {
-		size += 4 * len(spans)
-	}
+	size := entriesSize(len(draws), len(spans), counted)
 	b := slices.Grow(d.next[:0], size)[:size]
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], uint32(len(draws)))
@@ -262,7 +302,7 @@ func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords uint32,
 	d.maxObject = maxObject
 	if nativeLE {
 		// A Draw is its entry's three words in memory.
-		copy(e, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(draws))), 12*len(draws)))
+		copy(e, drawBytes(draws))
 	} else {
 		for i, dr := range draws {
 			w := e[12*i : 12*i+12 : 12*i+12]

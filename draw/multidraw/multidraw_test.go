@@ -132,7 +132,8 @@ func countDiff(a, b []byte) int {
 // TestKeptList keeps one list across frames in MultiDrawCount mode: a
 // frame of a still scene neither encodes nor uploads it and draws the
 // same image; a list filled again alike is encoded but not uploaded; a
-// list of other draws is uploaded and draws what MultiDraw draws of them.
+// list of other draws, or of as many in another order, is uploaded and
+// draws what MultiDraw draws of them.
 // A frame whose encoder is dropped after Prepare leaves nothing stale for
 // the next (the expansion runs every frame), and after a compaction
 // handed to the table the kept list draws what a list filled anew draws.
@@ -178,6 +179,21 @@ func TestKeptList(t *testing.T) {
 	if want := image(way{name: "d-ref", mode: multidraw.MultiDraw, only: true}); !bytes.Equal(sub, want) {
 		t.Fatalf("the visible draws differ from MultiDraw's in %d pixels", countDiff(sub, want))
 	}
+	// Every draw again, then in the opposite order: as many draws in the
+	// same spans, in another order within them.
+	image(fresh)
+	enc, up = multidraw.Work(d)
+	w.list.Reset()
+	for k := len(w.ids) - 1; k >= 0; k-- {
+		if err := w.list.Add(w.ids[k], 1, uint32(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.filled = fillOf(kept)
+	if again := image(kept); !bytes.Equal(again, first) {
+		t.Fatalf("the draws in the opposite order differ in %d pixels", countDiff(again, first))
+	}
+	work("the draws in the opposite order", enc+1, up+1)
 	// Removals, then a frame dropped after its Prepare, then the kept
 	// list's next frame at the same version.
 	for k := 0; k < w.n; k += 4 {
