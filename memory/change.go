@@ -331,12 +331,9 @@ func (l *ChangeLog) Forward(cs []Change) {
 // Forget drops the pending move of allocation key, freed: its consumer
 // has nothing to move. O(1).
 func (l *ChangeLog) Forget(key uint64) {
-	if len(l.moved) > 0 { // inlined: a free with no move pending costs no call
-		l.forget(key)
+	if len(l.moved) == 0 {
+		return // no move pending: no map lookup
 	}
-}
-
-func (l *ChangeLog) forget(key uint64) {
 	if i, ok := l.moved[key]; ok {
 		delete(l.moved, key)
 		if l.pending(i, key) {

@@ -95,7 +95,8 @@ const MaxStreams = arena.MaxPlanes
 // last.
 type streams [MaxStreams]uint32
 
-// streamSet is an interned set of strides and its slot shift.
+// streamSet is an interned set of strides and the slot shift of its
+// further streams (all but the first, whose stride is ElemBytes).
 type streamSet struct {
 	strides streams
 	shift   uint8
@@ -128,7 +129,7 @@ func internStreams(ss streams) (uint16, error) {
 		return 0, errTooManySets
 	}
 	shift := uint8(0)
-	for _, st := range ss {
+	for _, st := range ss[1:] {
 		if st != 0 {
 			shift = max(shift, uint8(strideShift(st)))
 		}
@@ -229,7 +230,7 @@ func (l Layout) slotShift() uint {
 	if l.set == 0 {
 		return strideShift(l.ElemBytes) // one stream: the usual layout
 	}
-	return uint((*streamSets.list.Load())[l.set-1].shift)
+	return max(strideShift(l.ElemBytes), uint((*streamSets.list.Load())[l.set-1].shift))
 }
 
 // strideShift is the slot shift of one stride: a slot of 1<<shift

@@ -37,6 +37,8 @@ import (
 // culled. -indirect-validation=false measures without
 // wgpu-native's validation of indirect draws.
 func BenchmarkDraw(b *testing.B) {
+	// ga, way a's device, serves every n in turn: n ascends, so the
+	// buffers of an earlier n never exceed a's own.
 	g, ga := openGPU(b), openGPU(b)
 	info := g.ad.GetInfo()
 	b.Logf("adapter %s (%v), best mode %v, indirect validation %v", info.Device, info.BackendType, multidraw.Best(g.wd), *indirectValidation)
@@ -71,7 +73,8 @@ func BenchmarkDraw(b *testing.B) {
 					}
 					// The measured frames take no timestamps, whose
 					// encoder and submission would count as the way's CPU
-					// time; as many frames after them, unmeasured, do.
+					// time; up to 30 frames after them, unmeasured on the
+					// CPU, do.
 					w.cpu, w.gpuTime, w.frames, w.gpuFrm, w.phases = 0, 0, 0, 0, [5]time.Duration{}
 					timed := w.timed
 					w.timed = false

@@ -101,8 +101,8 @@ type Drawer struct {
 	// n is the number of draws of the last Prepare, whose span counts
 	// follow their entries.
 	n uint32
-	// encodes and uploads count what Prepares did, for tests.
-	encodes, uploads int
+	// encodes, held and uploads count what Prepares did, for tests.
+	encodes, held, uploads int
 
 	list   *draw.List // the list of the last Prepare
 	spans  []draw.Span
@@ -147,9 +147,10 @@ func (d *Drawer) Mode() Mode { return d.mode }
 // table's Apply, with enc the encoder of the render pass that Draw records
 // into, before that pass begins. Errors: those of Pack, ErrNotApplied,
 // draw.ErrFull past 4,194,240 draws, and the device's. O(draws); the
-// upload is skipped when the draws are those of the last Prepare, and
-// the CPU's work is O(spans) for the list prepared last at the same
-// draw.List.Version (the compute pass is recorded all the same).
+// encoding and the upload are skipped when the packed draws and spans are
+// those the entries buffer holds, and the CPU's work is O(spans) for the
+// list prepared last at the same draw.List.Version (the compute pass is
+// recorded all the same).
 func (d *Drawer) Prepare(enc *wgpu.CommandEncoder, l *draw.List) ([]draw.Span, error) {
 	return d.prepare(enc, l, nil, nil)
 }
@@ -212,16 +213,18 @@ func (d *Drawer) prepare(enc *wgpu.CommandEncoder, l *draw.List, bounds device.B
 		v := l.Version()
 		if d.sent == nil || d.from != l || d.fromVersion != v {
 			d.from = nil
-			if counted := d.mode == MultiDrawCount; !d.holds(draws, spans, counted) {
+			if counted := d.mode == MultiDrawCount; d.holds(draws, spans, counted) {
+				d.held++
+			} else {
 				if err := d.encode(draws, spans, uint32(rec.Size()/draw.ArgsBytes), counted); err != nil {
 					return nil, err
 				}
 				if err := d.upload(n); err != nil {
 					return nil, err
 				}
+				d.encodes++
 			}
 			d.from, d.fromVersion = l, v
-			d.encodes++
 		}
 		if planes != nil {
 			if capObjects := uint32(min(bounds.Size()/SphereBytes, math.MaxUint32)); d.maxObject >= capObjects {

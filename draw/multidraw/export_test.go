@@ -8,6 +8,6 @@ import "github.com/gpumem/gpumem/device"
 // Prepare in MultiDrawCount mode, a word a span; nil before one.
 func Counts(d *Drawer) device.Buffer { return d.counts }
 
-// Work returns how many times d's Prepares encoded a list, and how many
-// times they uploaded one.
-func Work(d *Drawer) (encodes, uploads int) { return d.encodes, d.uploads }
+// Work returns how many times d's Prepares encoded a list, found it held
+// already (Drawer.holds), and uploaded one.
+func Work(d *Drawer) (encodes, held, uploads int) { return d.encodes, d.held, d.uploads }

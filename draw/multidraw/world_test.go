@@ -147,7 +147,7 @@ type world struct {
 	own            []ownMesh // way a: buffers of each mesh's own
 	queue          *wgpu.Queue
 	timer          device.Timer
-	timed          bool // frames take timestamps (the device has a timer)
+	timed          bool // frames take timestamps (BenchmarkDraw turns it off while it measures)
 	cpu, gpuTime   time.Duration
 	frames, gpuFrm int
 	// phases splits cpu: filling the list, Prepare, recording the
