@@ -20,9 +20,10 @@ func eachBackend(t *testing.T, f func(t *testing.T, dev device.Device)) { testde
 
 // shadow is what the bytes of every live allocation must be.
 type shadow struct {
-	a    *arena.Arena
-	data map[arena.Handle][]byte
-	r    *rand.Rand
+	a      *arena.Arena
+	data   map[arena.Handle][]byte
+	r      *rand.Rand
+	noFill bool // place gives every request Data, none a Fill
 }
 
 func newShadow(a *arena.Arena, seed uint64) *shadow {

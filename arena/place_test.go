@@ -15,7 +15,8 @@ import (
 
 // place places a batch of requests of the given sizes on s's arena with
 // random bytes, every third through a fill function and every fourth
-// with fewer bytes than its elements (the rest must read as zeros). On
+// with fewer bytes than its elements (the rest must read as zeros; with
+// s.noFill, every request has its bytes as Data). On
 // success it checks the placements and adds them to the shadow.
 func (s *shadow) place(t *testing.T, sizes []uint32, up arena.Uploader, some bool) ([]arena.Placement, []arena.Move, error) {
 	t.Helper()
@@ -30,7 +31,7 @@ func (s *shadow) place(t *testing.T, sizes []uint32, up arena.Uploader, some boo
 		want[i] = b
 		reqs[i] = arena.Request{Owner: uint64(100 + i), Elems: n, Data: b}
 		switch {
-		case i%3 == 2:
+		case i%3 == 2 && !s.noFill:
 			reqs[i].Data = nil
 			reqs[i].Fill = func(dst []byte) {
 				if len(dst) != len(b) {
@@ -399,6 +400,63 @@ func TestPlaceRuns(t *testing.T) {
 					}
 					if cu != nil && cu.fills == 0 {
 						t.Error("the uploader was not used")
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestPlaceLargeRuns: batches whose runs are megabytes of requests with
+// Data alone (runs up to maxRunBytes, gathered whole), through queue
+// writes and a belt of 4 MiB chunks, with and without margins: every byte
+// intact, every margin whole.
+func TestPlaceLargeRuns(t *testing.T) {
+	for _, guard := range []uint32{0, 24} {
+		for _, path := range []string{"queue", "belt"} {
+			t.Run(fmt.Sprintf("guard %d/%s", guard, path), func(t *testing.T) {
+				eachBackend(t, func(t *testing.T, dev device.Device) {
+					a, err := arena.New(dev, arena.Options{InitialElems: 1 << 21, ElemSize: 8, RoundToBins: true, GuardBytes: guard})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer a.Release()
+					var up arena.Uploader
+					if path == "belt" {
+						belt, err := staging.New(dev, staging.Options{ChunkBytes: 4 << 20})
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer belt.Release()
+						up = belt
+					}
+					s := newShadow(a, 11)
+					s.noFill = true
+					r := rand.New(rand.NewPCG(2, 2))
+					for round := range 3 {
+						sizes := make([]uint32, 2500)
+						for i := range sizes {
+							sizes[i] = 1 + r.Uint32N(400)
+						}
+						before := a.Stats().Uploads
+						if _, _, err := s.place(t, sizes, up, false); err != nil {
+							t.Fatal(err)
+						}
+						if n := a.Stats().Uploads - before; round == 0 && n > 4 {
+							t.Errorf("%d writes for a first batch of %d: the runs are not megabytes", n, len(sizes))
+						}
+						if err := dev.Submit(); err != nil {
+							t.Fatal(err)
+						}
+						s.verify(t, fmt.Sprintf("round %d", round))
+						for range 800 {
+							if h, ok := s.any(); ok {
+								must(t, s.free(h))
+							}
+						}
+					}
+					if bad, err := a.CheckGuards(); err != nil || len(bad) != 0 {
+						t.Errorf("CheckGuards: %v, %v", bad, err)
 					}
 				})
 			})
