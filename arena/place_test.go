@@ -346,121 +346,92 @@ func TestPlaceFailedGrowth(t *testing.T) {
 // TestPlaceRuns: a batch placed end to end goes up in few writes, the
 // bin rounding and margins between them written as the arena keeps them
 // (CheckGuards finds nothing), through a counting uploader and through a
-// staging belt, on each backend.
+// staging belt, on each backend: small batches (every third request
+// filled by a function) and large ones (megabyte runs of Data alone, up
+// to the 4 MiB bound, through a belt of 4 MiB chunks).
 func TestPlaceRuns(t *testing.T) {
-	for _, guard := range []uint32{0, 24} {
-		for _, path := range []string{"queue", "uploader", "belt"} {
-			t.Run(fmt.Sprintf("guard %d/%s", guard, path), func(t *testing.T) {
-				eachBackend(t, func(t *testing.T, dev device.Device) {
-					a, err := arena.New(dev, arena.Options{InitialElems: 1 << 12, ElemSize: 8, RoundToBins: true, GuardBytes: guard})
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer a.Release()
-					var up arena.Uploader
-					var cu *countingUploader
-					switch path {
-					case "uploader":
-						cu = &countingUploader{dev: dev}
-						up = cu
-					case "belt":
-						belt, err := staging.New(dev, staging.Options{ChunkBytes: 4 << 10})
-						if err != nil {
-							t.Fatal(err)
-						}
-						defer belt.Release()
-						up = belt
-					}
-					s := newShadow(a, 9)
-					r := rand.New(rand.NewPCG(1, 1))
-					for round := range 4 {
-						sizes := make([]uint32, 50)
-						for i := range sizes {
-							sizes[i] = 1 + r.Uint32N(40)
-						}
-						before := a.Stats().Uploads
-						if _, _, err := s.place(t, sizes, up, false); err != nil {
-							t.Fatal(err)
-						}
-						if n := a.Stats().Uploads - before; round == 0 && n > 10 {
-							t.Errorf("%d writes for a batch of 50 in an empty arena", n)
-						}
-						if err := dev.Submit(); err != nil {
-							t.Fatal(err)
-						}
-						s.verify(t, fmt.Sprintf("round %d", round))
-						for range 20 {
-							if h, ok := s.any(); ok {
-								must(t, s.free(h))
-							}
-						}
-					}
-					if bad, err := a.CheckGuards(); err != nil || len(bad) != 0 {
-						t.Errorf("CheckGuards: %v, %v", bad, err)
-					}
-					if cu != nil && cu.fills == 0 {
-						t.Error("the uploader was not used")
-					}
+	for _, bs := range []runBatches{
+		{name: "small", rounds: 4, n: 50, max: 40, frees: 20, initial: 1 << 12, chunk: 4 << 10, maxWrites: 10},
+		{name: "large", rounds: 3, n: 2500, max: 400, frees: 800, initial: 1 << 21, chunk: 4 << 20, maxWrites: 4, noFill: true},
+	} {
+		for _, guard := range []uint32{0, 24} {
+			for _, path := range []string{"queue", "uploader", "belt"} {
+				if bs.name == "large" && path == "uploader" {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/guard %d/%s", bs.name, guard, path), func(t *testing.T) {
+					eachBackend(t, func(t *testing.T, dev device.Device) { placeRuns(t, dev, bs, guard, path) })
 				})
-			})
+			}
 		}
 	}
 }
 
-// TestPlaceLargeRuns: batches whose runs are megabytes of requests with
-// Data alone (runs up to maxRunBytes, gathered whole), through queue
-// writes and a belt of 4 MiB chunks, with and without margins: every byte
-// intact, every margin whole.
-func TestPlaceLargeRuns(t *testing.T) {
-	for _, guard := range []uint32{0, 24} {
-		for _, path := range []string{"queue", "belt"} {
-			t.Run(fmt.Sprintf("guard %d/%s", guard, path), func(t *testing.T) {
-				eachBackend(t, func(t *testing.T, dev device.Device) {
-					a, err := arena.New(dev, arena.Options{InitialElems: 1 << 21, ElemSize: 8, RoundToBins: true, GuardBytes: guard})
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer a.Release()
-					var up arena.Uploader
-					if path == "belt" {
-						belt, err := staging.New(dev, staging.Options{ChunkBytes: 4 << 20})
-						if err != nil {
-							t.Fatal(err)
-						}
-						defer belt.Release()
-						up = belt
-					}
-					s := newShadow(a, 11)
-					s.noFill = true
-					r := rand.New(rand.NewPCG(2, 2))
-					for round := range 3 {
-						sizes := make([]uint32, 2500)
-						for i := range sizes {
-							sizes[i] = 1 + r.Uint32N(400)
-						}
-						before := a.Stats().Uploads
-						if _, _, err := s.place(t, sizes, up, false); err != nil {
-							t.Fatal(err)
-						}
-						if n := a.Stats().Uploads - before; round == 0 && n > 4 {
-							t.Errorf("%d writes for a first batch of %d: the runs are not megabytes", n, len(sizes))
-						}
-						if err := dev.Submit(); err != nil {
-							t.Fatal(err)
-						}
-						s.verify(t, fmt.Sprintf("round %d", round))
-						for range 800 {
-							if h, ok := s.any(); ok {
-								must(t, s.free(h))
-							}
-						}
-					}
-					if bad, err := a.CheckGuards(); err != nil || len(bad) != 0 {
-						t.Errorf("CheckGuards: %v, %v", bad, err)
-					}
-				})
-			})
+// runBatches is a case of TestPlaceRuns: rounds batches of n requests of
+// 1 to max elements on an arena of initial elements, frees allocations
+// freed after each, a belt of chunk bytes, at most maxWrites writes for
+// the first batch, and with noFill no request filled by a function.
+type runBatches struct {
+	name                  string
+	rounds, n, max, frees int
+	initial               uint32
+	chunk, maxWrites      uint64
+	noFill                bool
+}
+
+// placeRuns runs bs on dev through path ("queue", "uploader" or "belt")
+// with margins of guard bytes, checking every byte after each batch, the
+// first batch's writes, and the margins at the end.
+func placeRuns(t *testing.T, dev device.Device, bs runBatches, guard uint32, path string) {
+	a, err := arena.New(dev, arena.Options{InitialElems: bs.initial, ElemSize: 8, RoundToBins: true, GuardBytes: guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	var up arena.Uploader
+	var cu *countingUploader
+	switch path {
+	case "uploader":
+		cu = &countingUploader{dev: dev}
+		up = cu
+	case "belt":
+		belt, err := staging.New(dev, staging.Options{ChunkBytes: bs.chunk})
+		if err != nil {
+			t.Fatal(err)
 		}
+		defer belt.Release()
+		up = belt
+	}
+	s := newShadow(a, 9)
+	s.noFill = bs.noFill
+	r := rand.New(rand.NewPCG(1, 1))
+	for round := range bs.rounds {
+		sizes := make([]uint32, bs.n)
+		for i := range sizes {
+			sizes[i] = 1 + r.Uint32N(uint32(bs.max))
+		}
+		before := a.Stats().Uploads
+		if _, _, err := s.place(t, sizes, up, false); err != nil {
+			t.Fatal(err)
+		}
+		if w := a.Stats().Uploads - before; round == 0 && w > bs.maxWrites {
+			t.Errorf("%d writes for a batch of %d in an empty arena", w, bs.n)
+		}
+		if err := dev.Submit(); err != nil {
+			t.Fatal(err)
+		}
+		s.verify(t, fmt.Sprintf("round %d", round))
+		for range bs.frees {
+			if h, ok := s.any(); ok {
+				must(t, s.free(h))
+			}
+		}
+	}
+	if bad, err := a.CheckGuards(); err != nil || len(bad) != 0 {
+		t.Errorf("CheckGuards: %v, %v", bad, err)
+	}
+	if cu != nil && cu.fills == 0 {
+		t.Error("the uploader was not used")
 	}
 }
 
