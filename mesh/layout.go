@@ -164,8 +164,11 @@ func StreamsLayout(strides ...uint32) (Layout, error) {
 	return l, nil
 }
 
+// streamSet returns l's interned set; l.set is not 0.
+func (l Layout) streamSet() *streamSet { return &(*streamSets.list.Load())[l.set-1] }
+
 // strides returns l's set of streams; l.set is not 0.
-func (l Layout) strides() *streams { return &(*streamSets.list.Load())[l.set-1].strides }
+func (l Layout) strides() *streams { return &l.streamSet().strides }
 
 // Streams returns the number of vertex streams: 1 for an index layout
 // and an interleaved vertex layout.
@@ -230,7 +233,7 @@ func (l Layout) slotShift() uint {
 	if l.set == 0 {
 		return strideShift(l.ElemBytes) // one stream: the usual layout
 	}
-	return max(strideShift(l.ElemBytes), uint((*streamSets.list.Load())[l.set-1].shift))
+	return max(strideShift(l.ElemBytes), uint(l.streamSet().shift))
 }
 
 // strideShift is the slot shift of one stride: a slot of 1<<shift

@@ -325,10 +325,11 @@ func (d *Drawer) encode(draws []draw.Draw, spans []draw.Span, capRecords uint32,
 	return nil
 }
 
-// upload writes d.next to the entries buffer unless it holds them
-// already, and keeps them as sent.
+// upload writes d.next to the entries buffer, and keeps them as sent.
+// Prepare calls it only when holds answered false, which on a
+// little-endian host means they differ; a big-endian host compares here.
 func (d *Drawer) upload(n uint32) error {
-	if d.sent != nil && bytes.Equal(d.next, d.sent) {
+	if !nativeLE && d.sent != nil && bytes.Equal(d.next, d.sent) {
 		return nil
 	}
 	d.uploads++
