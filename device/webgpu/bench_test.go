@@ -3,11 +3,7 @@
 package webgpu
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -202,112 +198,4 @@ func (d *Device) dropPending() {
 	d.queue.Submit()
 	d.dev.Poll(true, nil)
 	d.bury(true)
-}
-
-// BenchmarkKernelChunk measures the move kernels' throughput with table
-// entries of 16, 32, 64 (the default, chunkBytes) and 128 KiB, on batches
-// of moves of 64 KiB and of 1 MiB, upper half of a buffer to lower half in
-// reverse order (devbench's compute cases), of the sizes GPUMEM_BENCH_MIB
-// lists (default 64; "256,1024" on a GPU, with the adapter's limits).
-// Batches are recorded back to back, enough to run about 20 ms, and
-// submitted together; GB/s counts bytes read plus written over the wall
-// time of the Wait after the submit (see internal/devbench's doc for how
-// it compares with devbench's numbers), and where the device has a timer
-// GB/s-kernel over the GPU time between a stamp before the batches and
-// one after (devbench's KernelGBps). x-64KiB is the ratio to the default
-// entry size on the same moves in the same run: what tuning chunkBytes
-// would gain on this GPU.
-func BenchmarkKernelChunk(b *testing.B) {
-	d := newTestDevice(b, Options{AdapterLimits: true})
-	sizes := []uint64{64}
-	if env := os.Getenv("GPUMEM_BENCH_MIB"); env != "" {
-		sizes = sizes[:0]
-		for _, f := range strings.Split(env, ",") {
-			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
-			if err != nil || n == 0 {
-				b.Fatalf("GPUMEM_BENCH_MIB=%q: want MiB counts like 256,1024", env)
-			}
-			sizes = append(sizes, n)
-		}
-	}
-	defer func() { d.tables.chunk = 0 }()
-	for _, mib := range sizes {
-		total := mib << 20
-		buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench kernels", Size: 2 * total, Usage: device.CopySrc | device.CopyDst})
-		if err != nil {
-			b.Skipf("no buffer of %d MiB: %v", 2*mib, err)
-		}
-		for _, moveBytes := range []uint64{64 << 10, 1 << 20} {
-			moves := make([]device.Move, total/moveBytes)
-			for i := range moves {
-				off := uint64(i) * moveBytes
-				moves[i] = device.Move{Src: total + off, Dst: total - moveBytes - off, Size: moveBytes}
-			}
-			base := 0.0
-			for _, chunk := range []uint64{64 << 10, 16 << 10, 32 << 10, 128 << 10} {
-				b.Run(fmt.Sprintf("%dMiB/moves=%dKiB/chunk=%dKiB", mib, moveBytes>>10, chunk>>10), func(b *testing.B) {
-					d.tables.chunk = chunk
-					var kernel time.Duration
-					run := func(batches int) time.Duration {
-						var span device.Span
-						if d.timer != nil {
-							span.Begin = stamp(b, d)
-						}
-						for range batches {
-							if err := d.MoveVia(MoveCompute, buf, moves); err != nil {
-								b.Fatal(err)
-							}
-						}
-						if d.timer != nil {
-							span.End = stamp(b, d)
-						}
-						if err := d.Submit(); err != nil {
-							b.Fatal(err)
-						}
-						t0 := time.Now()
-						if err := d.Wait(); err != nil {
-							b.Fatal(err)
-						}
-						wall := time.Since(t0)
-						if d.timer != nil {
-							k, ok, err := device.Elapsed(d.timer, span)
-							if err != nil || !ok {
-								b.Fatalf("no GPU time after Wait: %v", err)
-							}
-							kernel += k
-						}
-						return wall
-					}
-					one := run(1) // warm up: pipelines, first touch
-					kernel = 0
-					batches := int(min(max(20*time.Millisecond/max(one, time.Microsecond), 1), 64))
-					var gpu time.Duration
-					for range b.N {
-						gpu += run(batches)
-					}
-					gbps := 2 * float64(total) * float64(batches*b.N) / gpu.Seconds() / 1e9
-					if kernel > 0 {
-						b.ReportMetric(2*float64(total)*float64(batches*b.N)/kernel.Seconds()/1e9, "GB/s-kernel")
-					}
-					if chunk == 64<<10 {
-						base = gbps
-					}
-					b.ReportMetric(gbps, "GB/s")
-					if base > 0 {
-						b.ReportMetric(gbps/base, "x-64KiB")
-					}
-				})
-			}
-		}
-		buf.Release()
-	}
-}
-
-// stamp writes a timestamp with d's timer.
-func stamp(b *testing.B, d *Device) device.Stamp {
-	s, err := d.timer.Stamp()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return s
 }

@@ -1,49 +1,44 @@
-// Package devbench measures the webgpu device's move throughput: the
-// cases `gpumem devbench` runs and its benchmarks (BenchmarkMoves here)
-// share.
+// Package devbench measures the webgpu device's move throughput: the one
+// harness that `gpumem devbench` and the benchmarks (BenchmarkMoves here,
+// device/webgpu's BenchmarkKernelChunk) run, so that their numbers agree.
 //
 // Throughput counts the bytes a move reads plus the bytes it writes (twice
-// its size), over the GPU time of the batch: from the submit to the end of
-// the work (Wait), with enough batches in one submit that the cost of
-// submitting and waiting does not count. Bytes the backend moves on its
-// own (a trip through scratch) are not counted: the number says how fast the caller's data
-// moves. Recording time is the CPU time of the Move or CopyBuffer call
-// itself: validation, planning, writing the table, encoding.
+// its size). Bytes the backend moves on its own (a trip through scratch)
+// are not counted: the number says how fast the caller's data moves.
 //
-// Where the device has a GPU timer (device.Timer), each submit's batches
-// are also bracketed by two timestamps: Kernel is the GPU's own time for
-// the work, without the submit, the wake-up of the waiting CPU and the
-// queue's idle time, which the wall-clock GPU time includes. Where the
-// two disagree, the difference is the harness's, not the kernels'.
+// A measurement records Batches batches back to back, enough to run about
+// benchTarget on the GPU, then submits them (Submit) and waits for them
+// (Wait). Three times come out of it, each per batch:
 //
-// # Which number means what
+//   - Record: the CPU time of the Move or CopyBuffer call itself
+//     (validation, planning, writing the table, encoding);
+//   - Submit: the CPU time of the Submit call, in which wgpu validates and
+//     hands the batches to the driver;
+//   - GPU: the wall-clock time of the Wait after the Submit, to the end of
+//     the work.
 //
-// Every throughput in the project's benchmarks counts bytes read plus
-// bytes written (twice the bytes moved). They differ in the time they
-// divide by:
+// GBps is over GPU. Where the device has a GPU timer (device.Timer), two
+// timestamps bracket each submit's batches: Kernel is the GPU's own time
+// for the work, without the wake-up of the waiting CPU and the queue's
+// idle time, and KernelGBps is over it; `gpumem devbench` prints it as
+// "kernel GB/s", the benchmarks as GB/s-kernel. arena's
+// BenchmarkSweepThroughput measures one batch end to end instead (from the
+// Compact call to the return of the Wait after it) and compares it with
+// its own kernel time.
 //
-//   - kernel time, from GPU timestamps around the recorded work, the same
-//     quantity everywhere: Result.KernelGBps here, which `gpumem devbench`
-//     prints as "kernel GB/s" (JSON kernel_gb_per_s) and BenchmarkMoves
-//     reports as GB/s-kernel; device/webgpu's BenchmarkKernelChunk
-//     GB/s-kernel; arena's BenchmarkSweepThroughput kern-GB/s (one
-//     compaction batch, its table upload included).
-//   - wall time of the wait for many batches in one submit: Result.GBps
-//     here ("GB/s", gb_per_s; BenchmarkMoves GB/s), timed around Wait,
-//     which submits, so the submit's CPU time counts; BenchmarkKernelChunk
-//     GB/s, timed around Wait after a separate Submit, so it does not.
-//     With about 20 ms of batches a submit, both stay within a few percent
-//     of the kernel time.
-//   - end to end for one batch: arena's BenchmarkSweepThroughput
-//     sweep-GB/s, from the Compact call to the return of the Wait after
-//     it (recording, submit, GPU, fence). sweep/kern is its ratio to the
-//     kernel time of the same batch; its submit-ms, kernel-ms and idle-ms
-//     say where the rest goes.
+// A case's buffers are made once and its first batch runs untimed: wgpu
+// clears a new buffer's memory on its first use, and the pipelines and
+// scratch are made on the device's first move, so neither counts in the
+// batches that size a submit or in the measured ones.
 package devbench
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/gpumem/gpumem/device"
@@ -78,9 +73,12 @@ type Result struct {
 	Bytes uint64
 	// Record is the CPU time to record one batch.
 	Record time.Duration
-	// GPU is the time from submit to completion of one batch: of
-	// Batches batches recorded back to back and submitted together,
-	// divided by Batches.
+	// Submit is the CPU time of the Submit of Batches batches, divided by
+	// Batches.
+	Submit time.Duration
+	// GPU is the wall-clock time from the return of the Submit to the end
+	// of the work, of Batches batches recorded back to back and submitted
+	// together, divided by Batches.
 	GPU time.Duration
 	// Batches is the number of batches per submit.
 	Batches int
@@ -153,8 +151,9 @@ func sizeName(n uint64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// Run measures c on d: one warm-up batch, then iters submits of Batches
-// batches each; the result holds the medians. It needs a buffer of twice the batch's bytes (one for
+// Run measures c on d: a warm-up batch, one batch timed alone to size a
+// submit (Batches), then iters submits of Batches batches each; the result
+// holds the medians. It needs a buffer of twice the batch's bytes (one for
 // a plain copy, plus its destination).
 func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 	res := Result{Case: c, Bytes: 2 * c.MoveBytes * uint64(c.Moves)}
@@ -198,10 +197,14 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 		}
 		run = func() error { return d.MoveVia(path, buf, moves) }
 	}
-	// Warm up (pipelines, scratch, first-touch of the buffers) and time
-	// one batch. The fence ends the previous case's frame, so that the
-	// buffers it released are freed now (device.Buffer.Release).
+	// Warm up (pipelines, scratch, wgpu's clear of the new buffers on
+	// their first use), then time one batch alone. The fence ends the
+	// previous case's frame, so that the buffers it released are freed now
+	// (device.Buffer.Release).
 	if _, err := d.Fence(); err != nil {
+		return res, err
+	}
+	if err := run(); err != nil {
 		return res, err
 	}
 	if err := d.Wait(); err != nil {
@@ -210,17 +213,17 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 	if err := run(); err != nil {
 		return res, err
 	}
-	t0 := time.Now()
-	if err := d.Wait(); err != nil {
+	_, one, err := submitWait(d)
+	if err != nil {
 		return res, err
 	}
-	one := time.Since(t0)
 	// Submitting and waiting costs tens of microseconds, as much as a
 	// whole batch on a fast GPU: record enough batches back to back that
 	// they run for about benchTarget, and divide.
 	res.Batches = int(min(max(benchTarget/max(one, time.Microsecond), 1), 64))
+	per := time.Duration(res.Batches)
 	tm, timed := d.Timer()
-	var records, gpus []time.Duration
+	var records, submits, gpus []time.Duration
 	var spans []device.Span
 	for range iters {
 		var span device.Span
@@ -239,7 +242,7 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 				return res, err
 			}
 		}
-		t1 := time.Now()
+		record := time.Since(t0)
 		if timed {
 			s, err := tm.Stamp()
 			if err != nil {
@@ -248,15 +251,15 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 			span.End = s
 			spans = append(spans, span)
 		}
-		tw := time.Now()
-		if err := d.Wait(); err != nil {
+		submit, gpu, err := submitWait(d)
+		if err != nil {
 			return res, err
 		}
-		t2 := time.Now()
-		records = append(records, t1.Sub(t0)/time.Duration(res.Batches))
-		gpus = append(gpus, t2.Sub(tw)/time.Duration(res.Batches))
+		records = append(records, record/per)
+		submits = append(submits, submit/per)
+		gpus = append(gpus, gpu/per)
 	}
-	res.Record, res.GPU = median(records), median(gpus)
+	res.Record, res.Submit, res.GPU = median(records), median(submits), median(gpus)
 	var kernels []time.Duration
 	for _, s := range spans {
 		// After Wait every stamp reads (device.Timer's contract).
@@ -265,11 +268,64 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 			return res, err
 		}
 		if ok {
-			kernels = append(kernels, k/time.Duration(res.Batches))
+			kernels = append(kernels, k/per)
 		}
 	}
 	res.Kernel = median(kernels)
 	return res, nil
+}
+
+// submitWait submits d's recorded work and waits for it, and returns the
+// CPU time of the Submit and the time of the Wait after it.
+func submitWait(d *webgpu.Device) (submit, wait time.Duration, err error) {
+	t0 := time.Now()
+	if err := d.Submit(); err != nil {
+		return 0, 0, err
+	}
+	t1 := time.Now()
+	if err := d.Wait(); err != nil {
+		return 0, 0, err
+	}
+	return t1.Sub(t0), time.Since(t1), nil
+}
+
+// Bench runs c on d for a benchmark, b.N submits after the warm-up (Run),
+// and reports the result: GB/s, GB/s-kernel and ms-kernel/batch where the
+// device has a timer, µs-record/batch, µs-submit/batch, and batches/submit.
+func Bench(b *testing.B, d *webgpu.Device, c Case) Result {
+	b.Helper()
+	r, err := Run(d, c, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(r.GBps(), "GB/s")
+	if r.Kernel > 0 {
+		b.ReportMetric(r.KernelGBps(), "GB/s-kernel")
+		b.ReportMetric(float64(r.Kernel.Nanoseconds())/1e6, "ms-kernel/batch")
+	}
+	b.ReportMetric(float64(r.Record.Nanoseconds())/1e3, "µs-record/batch")
+	b.ReportMetric(float64(r.Submit.Nanoseconds())/1e3, "µs-submit/batch")
+	b.ReportMetric(float64(r.Batches), "batches/submit")
+	return r
+}
+
+// Sizes returns the batch sizes in MiB that the benchmarks measure:
+// GPUMEM_BENCH_MIB's comma-separated list (e.g. "256,1024" on a GPU),
+// else 64, small enough for a software driver.
+func Sizes() ([]uint64, error) {
+	env := os.Getenv("GPUMEM_BENCH_MIB")
+	if env == "" {
+		return []uint64{64}, nil
+	}
+	var sizes []uint64
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("GPUMEM_BENCH_MIB=%q: want MiB counts like 256,1024", env)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }
 
 func median(ds []time.Duration) time.Duration {

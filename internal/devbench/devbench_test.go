@@ -2,8 +2,6 @@ package devbench_test
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,56 +11,28 @@ import (
 	"github.com/gpumem/gpumem/internal/testdevice"
 )
 
-// BenchmarkMoves measures the standard cases (Cases) on batches of
-// 64 MiB, small enough for a software driver, or of the sizes
-// GPUMEM_BENCH_MIB lists (comma-separated MiB, e.g. "256,1024" on a real
-// GPU: the kernel goals are at 256 MiB and 1 GiB), with the
-// adapter's limits. Metrics: GB/s (read plus written, over the GPU time),
-// x-buffer (against one copyBufferToBuffer of the batch's bytes, measured
-// in the same run), the CPU time to record the batch, and where the
-// device has a timer GB/s-kernel and ms-kernel/batch (over the GPU time
-// the timestamps measure).
+// BenchmarkMoves measures the standard cases (Cases) with the adapter's
+// limits, on batches of the sizes Sizes gives (64 MiB unless
+// GPUMEM_BENCH_MIB lists others: the kernel goals are at 256 MiB and
+// 1 GiB), with Bench's metrics, and x-buffer: GB/s against the case of one
+// copyBufferToBuffer of the batch's bytes in the same run.
 func BenchmarkMoves(b *testing.B) {
 	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
-	sizes := []uint64{64}
-	if env := os.Getenv("GPUMEM_BENCH_MIB"); env != "" {
-		sizes = sizes[:0]
-		for _, f := range strings.Split(env, ",") {
-			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
-			if err != nil || n == 0 {
-				b.Fatalf("GPUMEM_BENCH_MIB=%q: want MiB counts like 256,1024", env)
-			}
-			sizes = append(sizes, n)
-		}
+	sizes, err := devbench.Sizes()
+	if err != nil {
+		b.Fatal(err)
 	}
 	for _, mib := range sizes {
 		var buffer float64 // GB/s of the batch's copyBufferToBuffer
 		for _, c := range devbench.Cases(mib << 20) {
 			name := fmt.Sprintf("%dMiB/%s/%s", mib, c.Path, strings.ReplaceAll(c.Name, " ", "_"))
 			b.Run(name, func(b *testing.B) {
-				var gbps, record, kernelGBps, kernel float64
-				for range b.N {
-					r, err := devbench.Run(d, c, 1)
-					if err != nil {
-						b.Fatal(err)
-					}
-					gbps += r.GBps()
-					record += float64(r.Record.Nanoseconds())
-					kernelGBps += r.KernelGBps()
-					kernel += float64(r.Kernel.Nanoseconds())
-				}
-				gbps /= float64(b.N)
+				r := devbench.Bench(b, d, c)
 				if c.Path == "buffer" {
-					buffer = gbps
+					buffer = r.GBps()
 				}
-				b.ReportMetric(gbps, "GB/s")
 				if buffer > 0 {
-					b.ReportMetric(gbps/buffer, "x-buffer")
-				}
-				b.ReportMetric(record/float64(b.N)/1e3, "µs-record/batch")
-				if kernel > 0 {
-					b.ReportMetric(kernelGBps/float64(b.N), "GB/s-kernel")
-					b.ReportMetric(kernel/float64(b.N)/1e6, "ms-kernel/batch")
+					b.ReportMetric(r.GBps()/buffer, "x-buffer")
 				}
 			})
 		}
