@@ -311,26 +311,11 @@ func BenchmarkCompactCall(b *testing.B) {
 	if err := settle(dev); err != nil {
 		b.Fatal(err)
 	}
-	var call time.Duration
-	moves := 0
 	dev.spent = 0
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
+	call, moves := timeCompacts(b, dev, func() *arena.Arena {
 		a = fragmented(b, dev, a, r, total)
-		b.StartTimer()
-		t0 := time.Now()
-		ms, err := a.Compact()
-		call += time.Since(t0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		moves += len(ms)
-		b.StopTimer()
-		if err := settle(dev); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-	}
+		return a
+	})
 	a.Release()
 	// The walk alone: the same arenas on a device whose Move only counts.
 	nd := &nullMover{Device: testdevice.Host(b, host.Options{Limits: bigLimits()})}
@@ -407,12 +392,26 @@ func BenchmarkCompactSteady(b *testing.B) {
 		b.Fatal(err)
 	}
 	growths := a.Stats().Growths
-	var call time.Duration
-	moves := 0
 	dev.spent = 0
+	call, moves := timeCompacts(b, dev, func() *arena.Arena {
+		refragment()
+		return a
+	})
+	if g := a.Stats().Growths; g != growths {
+		b.Fatalf("the arena grew %d times: the benchmark must compact one buffer", g-growths)
+	}
+	b.ReportMetric(float64(moves)/float64(b.N), "moves/op")
+	b.ReportMetric(float64(call.Nanoseconds())/float64(max(moves, 1)), "ns/move")
+	b.ReportMetric(float64(dev.spent.Nanoseconds())/float64(max(moves, 1)), "move-ns/move")
+}
+
+// timeCompacts runs b.N Compact calls, each on the arena next returns
+// (called untimed), with the device settled after each (untimed), and
+// returns the calls' time and the moves they made.
+func timeCompacts(b *testing.B, dev device.Device, next func() *arena.Arena) (call time.Duration, moves int) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		refragment()
+		a := next()
 		b.StartTimer()
 		t0 := time.Now()
 		ms, err := a.Compact()
@@ -427,12 +426,7 @@ func BenchmarkCompactSteady(b *testing.B) {
 		}
 		b.StartTimer()
 	}
-	if g := a.Stats().Growths; g != growths {
-		b.Fatalf("the arena grew %d times: the benchmark must compact one buffer", g-growths)
-	}
-	b.ReportMetric(float64(moves)/float64(b.N), "moves/op")
-	b.ReportMetric(float64(call.Nanoseconds())/float64(max(moves, 1)), "ns/move")
-	b.ReportMetric(float64(dev.spent.Nanoseconds())/float64(max(moves, 1)), "move-ns/move")
+	return call, moves
 }
 
 // moveTimer is a device whose Move calls are timed.
