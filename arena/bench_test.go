@@ -344,8 +344,8 @@ func BenchmarkCompactCall(b *testing.B) {
 // BenchmarkCompactSteady is BenchmarkCompactCall on one long-lived arena,
 // as a renderer keeps its slabs: between the timed calls (untimed) the
 // arena fills its free tail again with allocations of 16 KiB to 256 KiB
-// and frees a quarter of its allocations at random, so each Compact
-// packs about as many moves into the same buffer. BenchmarkCompactCall
+// and frees, at random, a quarter of the allocations the benchmark made,
+// so each Compact has about as many moves in the same buffer. BenchmarkCompactCall
 // compacts a new arena each time instead, which also counts what a
 // device does once per buffer moved (bind groups, on webgpu) and what it
 // still owes for the arena released before it. Metrics: ns/move (the
