@@ -32,6 +32,12 @@ func (a *Arena) report(ms []Move) {
 			a.movedIDs = append(a.movedIDs, m.Handle.id)
 		}
 	}
+	a.boundLog()
+}
+
+// boundLog enters the marked moves into the change log once they pass
+// memory.MaxPendingChanges.
+func (a *Arena) boundLog() {
 	if len(a.movedIDs) > memory.MaxPendingChanges {
 		// A consumer that never asks: the log bounds what is kept (it
 		// overflows), and freed ids do not pile up here.

@@ -164,11 +164,12 @@ func (a *Arena) sweep(b SweepLimits) (completed bool, err error) {
 		a.sw.cursor = a.after(id)
 		a.stats.SweepSteps++
 	}
-	return completed, a.flush(bytes)
+	return completed, a.flush(bytes, false)
 }
 
-// flush records the batch of moves on the device and reports them.
-func (a *Arena) flush(bytes uint64) error {
+// flush records the batch of moves on the device and reports them;
+// marked says the batch's walk already marked them for the change log.
+func (a *Arena) flush(bytes uint64, marked bool) error {
 	if len(a.moves) == 0 {
 		return nil
 	}
@@ -198,6 +199,10 @@ func (a *Arena) flush(bytes uint64) error {
 		a.reportMoves() // Place reports them, once its batch is placed
 		return nil
 	}
+	if marked {
+		a.boundLog()
+		return nil
+	}
 	a.report(a.done)
 	return nil
 }
@@ -225,12 +230,20 @@ func (a *Arena) compact() error {
 	// One walk packs the allocator (offset.Pack: the slides of a full
 	// pass, without filing a free region at each step) and builds the
 	// batch; the moves are those of the pass, in its order.
+	// Without OnMove, the walk marks the moves for the change log while
+	// it holds each slot (report's marking, without a second pass over
+	// the slots in random order).
+	mark := a.opts.OnMove == nil && !a.placing
 	e := uint64(a.opts.ElemSize)
 	var bytes uint64
 	a.alloc.Pack(func(h offset.Allocation, from uint32) {
 		id := h.ID()
 		s := &a.slots[id]
 		s.alloc = h
+		if mark && !s.moved {
+			s.moved, s.from = true, from
+			a.movedIDs = append(a.movedIDs, id)
+		}
 		size := a.movedBytes(s)
 		a.moves = append(a.moves, device.Move{Src: uint64(from) * e, Dst: uint64(h.Offset) * e, Size: size})
 		a.done = append(a.done, Move{Handle: a.handle(id), Owner: s.owner, From: from, To: h.Offset, Elems: s.elems})
@@ -239,7 +252,7 @@ func (a *Arena) compact() error {
 	a.stats.SweepSteps += uint64(n)
 	a.sw = sweep{cursor: none, restart: none}
 	a.stats.FullCompactions++
-	return a.flush(bytes)
+	return a.flush(bytes, mark)
 }
 
 // isDeviceBroken reports errors after which no retry can help.
