@@ -22,14 +22,12 @@ scratch buffer) and through the compute path (the move kernels), moves of
 of 64 KiB blocks that slide over themselves (compute, through scratch).
 
 GB/s counts bytes read plus bytes written (twice the bytes moved) over the
-GPU time of a batch: the wait from the return of the submit to the end of
-the work, with enough batches recorded back to back in one submit ("per
-submit") to run about 20 ms. "kernel GB/s" is over the time between GPU
-timestamps around the batches, where the adapter has them. "record" is
-the CPU time of the call that records one batch, "submit" the CPU time
-of the submit, per batch. Each number is the median of -iters submits
-after two warm-up batches. The benchmarks (go test -bench) measure
-through the same code, so their numbers compare with these.
+GPU time of a batch: the wait after the submit returns, with enough batches
+in one submit ("per submit") to run about 20 ms; "kernel GB/s" is over the
+GPU timestamps around the batches, where the adapter has them. "record"
+and "submit" are the CPU time of recording one batch and of its share of
+the submit. Each number is the median of -iters submits after two warm-up
+batches; the benchmarks (go test -bench) measure through the same code.
 
 The adapter is chosen by -device (as in gpumem demo, but a GPU is needed:
 webgpu for any adapter, or one backend: vulkan, metal on macOS, dx12 on
