@@ -19,7 +19,10 @@
 //     the one capability it needs is a draw's first instance in an
 //     indirect draw: wgpu.FeatureNameIndirectFirstInstance, which the
 //     renderer must request when it creates its device. Best reports the
-//     mode a device allows.
+//     mode a device allows. Under wgpu-native's default instance flags,
+//     which validate indirect draws, the renderer's encoder Finish does
+//     CPU work for every draw of a MultiDrawIndexedIndirect; an instance
+//     made without that flag, or MultiDrawCount, does not pay it.
 //   - MultiDrawCount: as MultiDraw, but each span is one
 //     MultiDrawIndexedIndirectCount, its count uploaded with the draws
 //     (over its visible draws only in a culled frame: see Culling). It
