@@ -229,8 +229,8 @@ func (a *Arena) compact() error {
 	a.movedIDs = slices.Grow(a.movedIDs, n)
 	// One walk packs the allocator (offset.Pack: the slides of a full
 	// pass, without filing a free region at each step) and builds the
-	// batch; the moves are those of the pass, in its order.
-	// Without OnMove, the walk marks the moves for the change log while
+	// batch; the moves are those of the pass, in its order. Without
+	// OnMove, the walk also marks the moves for the change log while
 	// it holds each slot (report's marking, without a second pass over
 	// the slots in random order).
 	mark := a.opts.OnMove == nil && !a.placing
