@@ -27,12 +27,18 @@ func (a *Arena) report(ms []Move) {
 		return
 	}
 	for _, m := range ms {
-		if s := &a.slots[m.Handle.id]; !s.moved {
-			s.moved, s.from = true, m.From
-			a.movedIDs = append(a.movedIDs, m.Handle.id)
-		}
+		a.mark(m.Handle.id, m.From)
 	}
 	a.boundLog()
+}
+
+// mark marks allocation id, which was at from before this move, as moved
+// for the change log, unless a move not yet logged marked it already.
+func (a *Arena) mark(id, from uint32) {
+	if s := &a.slots[id]; !s.moved {
+		s.moved, s.from = true, from
+		a.movedIDs = append(a.movedIDs, id)
+	}
 }
 
 // boundLog enters the marked moves into the change log once they pass

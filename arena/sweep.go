@@ -233,16 +233,15 @@ func (a *Arena) compact() error {
 	// OnMove, the walk also marks the moves for the change log while
 	// it holds each slot (report's marking, without a second pass over
 	// the slots in random order).
-	mark := a.opts.OnMove == nil && !a.placing
+	marking := a.opts.OnMove == nil && !a.placing
 	e := uint64(a.opts.ElemSize)
 	var bytes uint64
 	a.alloc.Pack(func(h offset.Allocation, from uint32) {
 		id := h.ID()
 		s := &a.slots[id]
 		s.alloc = h
-		if mark && !s.moved {
-			s.moved, s.from = true, from
-			a.movedIDs = append(a.movedIDs, id)
+		if marking {
+			a.mark(id, from)
 		}
 		size := a.movedBytes(s)
 		a.moves = append(a.moves, device.Move{Src: uint64(from) * e, Dst: uint64(h.Offset) * e, Size: size})
@@ -252,7 +251,7 @@ func (a *Arena) compact() error {
 	a.stats.SweepSteps += uint64(n)
 	a.sw = sweep{cursor: none, restart: none}
 	a.stats.FullCompactions++
-	return a.flush(bytes, mark)
+	return a.flush(bytes, marking)
 }
 
 // isDeviceBroken reports errors after which no retry can help.

@@ -15,9 +15,9 @@ import (
 // (the default), 16, 32 and 128 KiB, on devbench's compute cases of moves
 // of 64 KiB and of 1 MiB (devbench.Cases), at the sizes devbench.Sizes
 // gives, through devbench's harness: its metrics, and its numbers for the
-// same case. x-64KiB is
-// the GB/s against the default entry size on the same moves in the same
-// run: what tuning chunkBytes would gain on this GPU.
+// same case. x-64KiB is the GB/s against the default entry size on the
+// same moves in the same run: what tuning chunkBytes would gain on this
+// GPU.
 func BenchmarkKernelChunk(b *testing.B) {
 	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
 	defer webgpu.SetMoveChunk(d, 0)
