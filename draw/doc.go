@@ -26,11 +26,13 @@
 //	_ = l.Add(id, 1, object)            // every draw of the frame
 //	spans := l.Pack()                   // a run of draws per group
 //
-// A renderer that draws the same meshes frame after frame (a still scene,
-// or one culled on the GPU) may keep its List instead of filling it again:
-// List.Version changes only when the list or the records its draws name
-// may have, and while it stays, Pack returns the spans it packed last and
-// multidraw neither encodes nor uploads the draws again.
+// List.Version changes only when the list's draws or the records they
+// name may have: a list filled again with the draws it held keeps it.
+// While it stays, Pack returns the spans it packed last and multidraw
+// neither encodes nor uploads the draws again, so a still frame costs the
+// renderer its Adds. A renderer that draws the same meshes frame after
+// frame (a still scene, or one culled on the GPU) may also keep its List
+// instead of filling it again.
 //
 // and then the render pass side, which device.Device does not have:
 // package draw/multidraw turns a packed List into the arguments on the

@@ -25,10 +25,16 @@ type Span struct {
 type List struct {
 	t        *Table
 	maxDraws int
-	// version counts the list's changes (Reset, Add) and the table's
-	// (Table.changes, last seen as seen); packed is the version the last
-	// Pack's spans and draws are of (zero: none).
+	// version names the list's draws and its table's state (Table.changes,
+	// last seen as seen); packed is the version the last Pack's spans and
+	// draws are of (zero: none). The draws version names are its base: the
+	// first baseLen entries of added's array. same reports that added's
+	// array still holds the base and that the draws added since the last
+	// Reset are its first ones: the list holds its base again when it is
+	// as long. A list filled again alike so keeps its version.
 	version, seen, packed uint64
+	baseLen               int
+	same                  bool
 	added                 []added
 	draws                 []Draw   // packed by Pack
 	counts                []uint32 // per table group, Pack's counting sort
@@ -48,14 +54,11 @@ func NewList(t *Table, maxDraws int) (*List, error) {
 	if t == nil || maxDraws < 1 {
 		return nil, fmt.Errorf("draw: list of %d draws: %w", maxDraws, ErrInvalidOptions)
 	}
-	return &List{t: t, maxDraws: maxDraws, version: 1, seen: t.changes}, nil
+	return &List{t: t, maxDraws: maxDraws, version: 1, seen: t.changes, same: true}, nil
 }
 
 // Reset empties the list. O(1).
-func (l *List) Reset() {
-	l.added = l.added[:0]
-	l.version++
-}
+func (l *List) Reset() { l.added = l.added[:0] }
 
 // Len returns the number of draws added since the last Reset. O(1).
 func (l *List) Len() int { return len(l.added) }
@@ -70,8 +73,12 @@ func (l *List) Add(id ID, instances, object uint32) error {
 	if !l.t.holds(id) || l.t.gone || len(l.added) >= l.maxDraws {
 		return l.addErr(id)
 	}
-	l.added = append(l.added, added{id: id, instances: instances, first: object})
-	l.version++
+	a := added{id: id, instances: instances, first: object}
+	if n := len(l.added); n < l.baseLen && l.same {
+		// The entry this Add overwrites is the base's.
+		l.same = l.added[:n+1][n] == a
+	}
+	l.added = append(l.added, a)
 	return nil
 }
 
@@ -84,14 +91,16 @@ func (l *List) addErr(id ID) error {
 }
 
 // Version returns a number that changes whenever what Pack returns, or
-// the records its draws name, may have changed: at every Reset and Add,
-// and at every Track and Remove of the list's table and every Apply of
-// it with changes to take or records to write. While it stays the same,
-// the last Pack's spans and draws hold: a renderer that keeps its list
-// across frames packs and uploads it once. O(1).
+// the records its draws name, may have changed since the last call: when
+// the list holds other draws than then (a list Reset and filled again
+// with the same draws in the same order holds the same), and at every
+// Track and Remove of the list's table and every Apply of it with changes
+// to take or records to write. While it stays the same, the last Pack's
+// spans and draws hold: Pack and a renderer's upload of them can be
+// skipped. O(1).
 func (l *List) Version() uint64 {
-	if l.seen != l.t.changes {
-		l.seen = l.t.changes
+	if l.seen != l.t.changes || !l.same || len(l.added) != l.baseLen {
+		l.seen, l.same, l.baseLen = l.t.changes, true, len(l.added)
 		l.version++
 	}
 	return l.version

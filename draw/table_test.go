@@ -3,6 +3,7 @@ package draw_test
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gpumem/gpumem/arena"
@@ -322,5 +323,104 @@ func TestListVersion(t *testing.T) {
 			}
 		}
 		check("filled again")
+		// Filled again alike, the list keeps its version; filled with a
+		// draw changed, left out or added, it does not.
+		v = list.Version()
+		refill := func(what string, n int, instances uint32, same bool) {
+			t.Helper()
+			list.Reset()
+			for k := range n {
+				if err := list.Add(ids[k%len(ids)], instances, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if now := list.Version(); (now == v) != same {
+				t.Fatalf("%s: version %d after %d, want it kept %v", what, now, v, same)
+			}
+			v = list.Version()
+		}
+		refill("alike", len(ids), 1, true)
+		refill("another instance count", len(ids), 2, false)
+		refill("alike again", len(ids), 2, true)
+		refill("one draw fewer", len(ids)-1, 2, false)
+		refill("one draw more", len(ids), 2, false)
+		if err := list.Add(draw.ID{}, 1, 0); err == nil {
+			t.Fatal("Add of the zero ID: no error")
+		}
+		if list.Version() != v {
+			t.Fatal("a failed Add changed the version")
+		}
 	})
+}
+
+// TestListVersionNamesDraws fills a list at random, drawing from a few
+// meshes with a few instance counts so that refills often repeat, and
+// checks at every Version that a version returned before names the same
+// draws as then, and that refills alike keep it.
+func TestListVersionNamesDraws(t *testing.T) {
+	dev := testdevice.Backends()[0].Open(t)
+	meshes, tab := newTable(t, dev, mesh.Options{}, "names")
+	var ids []draw.ID
+	for range 3 {
+		h, err := meshes.Add(drawable(rand.New(rand.NewPCG(1, 1)), 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := meshes.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		id, err := tab.Track(h, mesh.Uint16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := tab.Apply(meshes.Changes(nil)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := draw.NewList(tab, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type entry struct{ id, instances int }
+	var model []entry
+	named := map[uint64][]entry{}
+	last, reset, kept := uint64(0), false, 0
+	r := rand.New(rand.NewPCG(5, 6))
+	for op := range 20000 {
+		switch r.IntN(6) {
+		case 0:
+			list.Reset()
+			model, reset = model[:0], true
+		case 1, 2, 3:
+			e := entry{r.IntN(len(ids)), r.IntN(2)}
+			err := list.Add(ids[e.id], uint32(e.instances), 0)
+			if len(model) == 8 {
+				if !errors.Is(err, draw.ErrFull) {
+					t.Fatalf("op %d: Add to a full list: %v", op, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			model = append(model, e)
+		default:
+			v := list.Version()
+			if v < last {
+				t.Fatalf("op %d: version %d after %d", op, v, last)
+			}
+			if v == last && reset {
+				kept++
+			}
+			last, reset = v, false
+			if was, ok := named[v]; ok && !slices.Equal(was, model) {
+				t.Fatalf("op %d: version %d named %v, now %v", op, v, was, model)
+			}
+			named[v] = slices.Clone(model)
+		}
+	}
+	if kept < 50 {
+		t.Fatalf("a version kept across a Reset %d times in 20,000 operations", kept)
+	}
 }

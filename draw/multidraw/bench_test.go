@@ -15,7 +15,10 @@ import (
 // pipeline, bind group and buffers set; b, the slabs with a DrawIndexed
 // per mesh; c, the slabs with one multi-draw per group; c-count, c with
 // one multi-draw indirect count per group; c-kept, c-count with the list
-// kept across frames (filled once); indirect, c's
+// kept across frames (filled once); c-flip, c-count with the list filled
+// in the opposite order every other frame, so that every frame packs,
+// encodes and uploads it (c-count's list, filled again alike, keeps its
+// version and does none of that); indirect, c's
 // arguments drawn one DrawIndexedIndirect at a time; d, c culled on the
 // GPU against a frustum that keeps about half the world and drawn with
 // multi-draw indirect count; d-kept, d with the list kept across frames;

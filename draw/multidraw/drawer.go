@@ -260,7 +260,8 @@ func drawBytes(draws []draw.Draw) []byte {
 }
 
 // holds reports whether the entries buffer holds what encode would write
-// for draws and spans: a list filled again alike needs no encoding, no
+// for draws and spans: draws packed again alike (another list's, or
+// after a table change that moved none of them) need no encoding, no
 // upload, and no new checks (its slots passed them, and the table's
 // records only grow). Its cost is a comparison with what was sent; on a
 // big-endian host, where the entries are not the draws' memory, it

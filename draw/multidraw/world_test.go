@@ -128,6 +128,7 @@ type world struct {
 	tab           *draw.Table
 	list          *draw.List
 	filled        string // what list holds (fillOf); "" when unknown
+	flips         int    // fills, for a flip way's order
 	cs            []memory.Change
 
 	ids     []draw.ID          // by object; zero where the tile is empty
@@ -272,11 +273,19 @@ func fillOf(wy way) string {
 }
 
 // fill fills the list with the draws of wy: every mesh, or with only
-// set, the visible ones, each of one instance with its tile as object.
+// set, the visible ones, each of one instance with its tile as object,
+// in the tiles' order (for a flip way every other fill in the opposite).
 func (w *world) fill(wy way) error {
 	w.list.Reset()
 	w.filled = ""
-	for k, id := range w.ids {
+	w.flips++
+	rev := wy.flip && w.flips%2 == 0
+	for i := range w.ids {
+		k := i
+		if rev {
+			k = len(w.ids) - 1 - i
+		}
+		id := w.ids[k]
 		if id == (draw.ID{}) {
 			continue
 		}
@@ -393,6 +402,7 @@ var ways = []way{
 	{name: "c", mode: multidraw.MultiDraw, ref: "a"},
 	{name: "c-count", mode: multidraw.MultiDrawCount, ref: "a"},
 	{name: "c-kept", mode: multidraw.MultiDrawCount, kept: true, ref: "a"},
+	{name: "c-flip", mode: multidraw.MultiDrawCount, flip: true, ref: "a"},
 	{name: "indirect", mode: multidraw.Indirect, ref: "a"},
 	{name: "d-ref", mode: multidraw.MultiDraw, only: true},
 	{name: "d", mode: multidraw.MultiDrawCount, cull: true, ref: "d-ref"},
@@ -408,6 +418,7 @@ type way struct {
 	cull      bool // PrepareCulled against the world's frustum
 	only      bool // the list holds only the draws the frustum keeps
 	kept      bool // the list is filled only when it changed (add, remove, another way's)
+	flip      bool // every other frame the list is filled in the opposite order
 }
 
 // allowed reports whether the device draws in the way's mode.
