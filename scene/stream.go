@@ -40,8 +40,9 @@ type Options struct {
 	// none).
 	Budget uint64
 	// FlushBytes bounds what one mesh Flush places and uploads
-	// (mesh.Options.MaxFlushBytes; 0: no bound). DefaultFlushBytes is
-	// the command's default.
+	// (mesh.Options.MaxFlushBytes; 0: no bound), and what the textures and
+	// the meshlets each stream in a frame. DefaultFlushBytes is the
+	// command's default.
 	FlushBytes uint64
 	// Belt uploads meshes and constants through one staging belt ended
 	// with each frame's fence, instead of queue writes.
@@ -153,6 +154,11 @@ type frameState struct {
 	// noLoads stops streaming in (the zone unload's frames), and
 	// shrinkPages has the texture registry release its empty pages.
 	noLoads, shrinkPages bool
+	// uploadBytes bounds what the textures and the meshlets each stream in
+	// a frame, as Options.FlushBytes bounds a mesh Flush: a workload
+	// loads items until it has taken that many bytes (the last item may
+	// pass it); no bound when FlushBytes is 0.
+	uploadBytes uint64
 }
 
 // loads returns how many items a workload that streams in perFrame items
@@ -420,7 +426,10 @@ func Stream(dev device.Device, devName string, o Options) (*Run, error) {
 		if err := gt.begin(); err != nil {
 			return fail(n, err)
 		}
-		f := &frameState{n: n, rng: rng, seed: o.Seed, scale: o.Scale, churn: o.Speed / DefaultSpeed, gpumem: sw, names: names}
+		f := &frameState{n: n, rng: rng, seed: o.Seed, scale: o.Scale, churn: o.Speed / DefaultSpeed, gpumem: sw, names: names, uploadBytes: o.FlushBytes}
+		if f.uploadBytes == 0 {
+			f.uploadBytes = math.MaxUint64
+		}
 		cam, radius := float64(n-1)*o.Speed, float64(demoViewRadius)
 		if n > o.Frames {
 			// The zone unload: the camera stops where it was, the view

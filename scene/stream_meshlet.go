@@ -101,15 +101,15 @@ func (w *meshletWorkload) frame(f *frameState) error {
 			zn.loaded = zn.loaded[:0]
 		}
 	}
-	budget := f.loads(3)
+	budget, room := f.loads(3), f.uploadBytes
 	// The frame's batches go up in one AddBatches call.
 	loads, batches := w.loads[:0], w.batches[:0]
 	for z := range demoZones {
 		zn := &w.zones[z]
-		for i := len(zn.loaded); f.inView[z] && budget > 0 && i < len(zn.sizes); i++ {
+		for i := len(zn.loaded); f.inView[z] && budget > 0 && room > 0 && i < len(zn.sizes); i++ {
 			b, bt := w.prepare(f, z, fmt.Sprintf("zone%d/batch%d", z, i), zn.sizes[i][0], zn.sizes[i][1])
 			loads, batches = append(loads, b), append(batches, bt)
-			budget--
+			budget, room = budget-1, room-min(room, uint64(4*(len(bt.Data)+len(bt.Rows))))
 		}
 	}
 	w.loads, w.batches = loads, batches

@@ -2,6 +2,8 @@ package scene
 
 import (
 	"bytes"
+	"math"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -43,6 +45,61 @@ func TestStreamSeed(t *testing.T) {
 	other, _ := streamTest(t, Options{Seed: 8, Frames: 60, FlushBytes: DefaultFlushBytes})
 	if numbers(out) == numbers(other) {
 		t.Error("seeds 7 and 8 gave the same numbers")
+	}
+}
+
+// TestStreamUploadBound: the textures and the meshlets stream in at most
+// about uploadBytes a frame (Options.FlushBytes), the last item taken
+// passing it by less than the largest item, while the count per frame
+// still bounds them too.
+func TestStreamUploadBound(t *testing.T) {
+	dev, err := host.New(host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Release()
+	const scale, bound = 4, 48 << 10
+	wo := &workloadOptions{dev: dev}
+	tw, err := newTextureWorkload(dev, scale, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.release()
+	rb, err := newReadbackWorkload(dev, scale, &stopwatch{}, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rb.release()
+	mw, err := newMeshletWorkload(dev, scale, rb, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mw.release()
+	maxTexture := uint64(4 * textureSizes[len(textureSizes)-1] * textureSizes[len(textureSizes)-1])
+	const maxBatch = 4 * 160 * (124*5/4 + meshletRowWords) // meshlets, words of each, rows
+	for n, fb := range []uint64{bound, bound, math.MaxUint64} {
+		f := &frameState{n: n + 1, rng: rand.New(rand.NewPCG(1, 2)), seed: 1, scale: scale, gpumem: &stopwatch{}, names: map[string]string{}, uploadBytes: fb}
+		for z := range f.inView {
+			f.inView[z] = true
+		}
+		texBytes, batchBytes, textures := tw.bytes, mw.bytes, tw.registered
+		if err := tw.frame(f); err != nil {
+			t.Fatal(err)
+		}
+		if err := mw.frame(f); err != nil {
+			t.Fatal(err)
+		}
+		texBytes, batchBytes, textures = tw.bytes-texBytes, mw.bytes-batchBytes, tw.registered-textures
+		t.Logf("frame %d, bound %d: textures %d bytes (%d), meshlets %d bytes", n+1, fb, texBytes, textures, batchBytes)
+		if texBytes == 0 || batchBytes == 0 {
+			t.Fatalf("frame %d streamed %d bytes of textures and %d of meshlets", n+1, texBytes, batchBytes)
+		}
+		if fb == bound && (texBytes >= bound+maxTexture || batchBytes >= bound+maxBatch) {
+			t.Errorf("frame %d streamed %d bytes of textures and %d of meshlets, bound %d", n+1, texBytes, batchBytes, fb)
+		}
+		if fb != bound && (texBytes < 2*bound || textures != uint64(f.loads(textureLoads))) {
+			t.Errorf("unbound frame %d streamed %d bytes of textures (%d textures)", n+1, texBytes, textures)
+		}
 	}
 }
 

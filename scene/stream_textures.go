@@ -111,10 +111,10 @@ func (w *textureWorkload) frame(f *frameState) error {
 			zn.loaded = zn.loaded[:0]
 		}
 	}
-	budget := f.loads(textureLoads)
+	budget, room := f.loads(textureLoads), f.uploadBytes
 	for z := range demoZones {
 		zn := &w.zones[z]
-		for f.inView[z] && budget > 0 && len(zn.loaded) < len(zn.sizes) {
+		for f.inView[z] && budget > 0 && room > 0 && len(zn.loaded) < len(zn.sizes) {
 			i := len(zn.loaded)
 			w.nextTag++
 			t := &demoTexture{zone: z, name: fmt.Sprintf("zone%d/tex%d", z, i), size: zn.sizes[i], tag: w.nextTag}
@@ -130,7 +130,7 @@ func (w *textureWorkload) frame(f *frameState) error {
 			w.bytes += uint64(t.bytes())
 			w.live = append(w.live, t)
 			zn.loaded = append(zn.loaded, t)
-			budget--
+			budget, room = budget-1, room-min(room, uint64(t.bytes()))
 		}
 	}
 	if f.shrinkPages {

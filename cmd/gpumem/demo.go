@@ -77,17 +77,17 @@ frame arena, pool; the report plots it frame by frame). At -scale 300
 at 60 frames a second.
 
 -flush-bytes SIZE bounds what one mesh Flush places and uploads
-(mesh.Options.MaxFlushBytes, 8 MiB by default, 0 for no bound): the meshes
-staged past it wait for the next frames' Flushes, so the first frames'
-burst of loading spreads over frames. A mesh no Flush has taken yet is
-left out of the spot checks (it is not resident, or holds its old data),
-and after the last frame the demo flushes until none is staged, so the
-final check reads every mesh back. -belt uploads the meshes and the
-constants through one staging belt (mesh.Options.Belt,
-ring.BufferOptions.Belt) ended with each frame's fence, instead of queue
-writes: on a discrete GPU it is much faster, on the host device slower,
-so it is the default on a GPU and off on the host device; -belt=false
-or -belt=true chooses.
+(mesh.Options.MaxFlushBytes, 8 MiB by default, 0 for no bound), and what
+the textures and the meshlets each stream in a frame: what is past it waits
+for the next frames, so the first frames' burst of loading spreads over
+frames. A mesh no Flush has taken yet is left out of the spot checks (it is
+not resident, or holds its old data), and after the last frame the demo
+flushes until none is staged, so the final check reads every mesh back.
+-belt uploads the meshes and the constants through one staging belt
+(mesh.Options.Belt, ring.BufferOptions.Belt) ended with each frame's fence,
+instead of queue writes: on a discrete GPU it is much faster, on the host
+device slower, so it is the default on a GPU and off on the host device;
+-belt=false or -belt=true chooses.
 
 -cpuprofile FILE writes a CPU profile of the run; the samples taken in a
 manager's calls carry the label gpumem=<manager>, the demo's own
@@ -150,7 +150,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return err
 	})
 	cfg.FlushBytes = scene.DefaultFlushBytes
-	fs.Func("flush-bytes", "one mesh Flush places and uploads about `SIZE` bytes at most (mesh.Options.MaxFlushBytes; the rest waits for the next frames); 0 for no bound (default 8MiB)", func(s string) error {
+	fs.Func("flush-bytes", "one mesh Flush places and uploads, and the textures and meshlets each stream in a frame, about `SIZE` bytes at most (mesh.Options.MaxFlushBytes; the rest waits for the next frames); 0 for no bound (default 8MiB)", func(s string) error {
 		if s == "0" {
 			cfg.FlushBytes = 0
 			return nil
