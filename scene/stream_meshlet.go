@@ -109,7 +109,7 @@ func (w *meshletWorkload) frame(f *frameState) error {
 		for i := len(zn.loaded); f.inView[z] && budget > 0 && room > 0 && i < len(zn.sizes); i++ {
 			b, bt := w.prepare(f, z, fmt.Sprintf("zone%d/batch%d", z, i), zn.sizes[i][0], zn.sizes[i][1])
 			loads, batches = append(loads, b), append(batches, bt)
-			budget, room = budget-1, room-min(room, uint64(4*(len(bt.Data)+len(bt.Rows))))
+			budget, room = budget-1, room-min(room, batchBytes(bt))
 		}
 	}
 	w.loads, w.batches = loads, batches
@@ -155,6 +155,9 @@ func (w *meshletWorkload) prepare(f *frameState, z int, name string, meshlets, w
 	return b, meshlet.Batch{Data: data, Rows: rows}
 }
 
+// batchBytes returns the bytes b uploads: its data words and its rows.
+func batchBytes(b meshlet.Batch) uint64 { return uint64(4 * (len(b.Data) + len(b.Rows))) }
+
 // load adds a frame's prepared batches in one AddBatches call (all or
 // nothing) and records them.
 func (w *meshletWorkload) load(f *frameState, bs []*meshletBatch, batches []meshlet.Batch) error {
@@ -172,7 +175,7 @@ func (w *meshletWorkload) load(f *frameState, bs []*meshletBatch, batches []mesh
 		b.h = hs[i]
 		f.names[b.h.String()] = b.name
 		w.allocs++
-		w.bytes += uint64(4 * (len(batches[i].Data) + len(batches[i].Rows)))
+		w.bytes += batchBytes(batches[i])
 		w.live = append(w.live, b)
 	}
 	return nil
