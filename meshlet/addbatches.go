@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/gpumem/gpumem/arena"
 )
@@ -158,11 +159,21 @@ func (m *Manager) fillers(n int) []*filler {
 	return m.fills[:n]
 }
 
+// hostLittleEndian is whether the host stores a uint32 as WebGPU buffers
+// do, least significant byte first: then a word slice's memory is its bytes.
+var hostLittleEndian = binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1
+
 // putWords writes words into dst as little-endian bytes, with add added
 // to every rowWords-th word from index addr on, or to none when add is 0.
+// It writes each byte of dst at least once and reads none: dst may be a
+// mapping, where reads are slow.
 func putWords(dst []byte, words []uint32, rowWords, addr, add uint32) {
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(dst[4*i:], w)
+	if hostLittleEndian {
+		copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 4*len(words)))
+	} else {
+		for i, w := range words {
+			binary.LittleEndian.PutUint32(dst[4*i:], w)
+		}
 	}
 	if add != 0 {
 		for i := int(addr); i < len(words); i += int(rowWords) {
