@@ -21,6 +21,9 @@ type Buffer struct {
 	// equal). See mapwrite.go.
 	mapped         []byte
 	copyLo, copyHi uint64
+	// recordedIn is the serial (Device.encSerial) of the last encoder
+	// that recorded a copy from the buffer.
+	recordedIn uint64
 	// view reaches the mapping where mapped is not the mapping itself (in
 	// the browser mapped is a Go copy; see mapwrite_js.go).
 	view mappedView
@@ -214,6 +217,7 @@ func (d *Device) CopyBuffer(dsrc device.Buffer, srcOffset uint64, ddst device.Bu
 	if err != nil {
 		return err
 	}
+	src.recordedIn = d.encSerial
 	if err := enc.TryCopyBufferToBuffer(src.buf, srcOffset, dst.buf, dstOffset, size); err != nil {
 		return d.fail("copy buffer", err)
 	}

@@ -91,9 +91,12 @@ func (d *Device) mappedRange(b *Buffer, offset, n uint64) ([]byte, error) {
 // uses b.
 func (d *Device) mapForWrite(b *Buffer) error {
 	// A copy from b still recorded must reach the queue, or the mapping
-	// would wait for a submission that never comes.
-	if err := d.flush(); err != nil {
-		return err
+	// would wait for a submission that never comes. Other recorded work
+	// waits for the next submit.
+	if d.enc != nil && b.recordedIn == d.encSerial {
+		if err := d.flush(); err != nil {
+			return err
+		}
 	}
 	done := false
 	var status wgpu.MapAsyncStatus

@@ -162,6 +162,8 @@ type Device struct {
 
 	enc     *wgpu.CommandEncoder // pending commands; nil when none
 	encUsed bool                 // enc holds at least one command
+	// encSerial counts the encoders made: enc's is the latest.
+	encSerial uint64
 	// queued: a queue write waits for the next submit.
 	queued   bool
 	released bool
@@ -352,6 +354,7 @@ func (d *Device) encoder() (*wgpu.CommandEncoder, error) {
 	}
 	d.enc = enc
 	d.encUsed = false
+	d.encSerial++
 	return enc, nil
 }
 
