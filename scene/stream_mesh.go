@@ -461,7 +461,7 @@ func (w *meshWorkload) notes() []string {
 		bound, w.framesPending, w.peakPending, w.skipped, w.settleFlushes))
 	if w.belt != nil {
 		bs := w.belt.Stats()
-		notes = append(notes, fmt.Sprintf("  with the constants, through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive; %d waits for the GPU, every chunk in use",
+		notes = append(notes, fmt.Sprintf("  with the meshlets and constants, through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive; %d waits for the GPU, every chunk in use",
 			bs.Uploads, inspect.FormatBytes(bs.Bytes), bs.Copies, bs.Chunks, inspect.FormatBytes(w.belt.ChunkBytes()), bs.Waits))
 	}
 	return notes

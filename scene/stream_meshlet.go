@@ -9,8 +9,10 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/meshlet"
+	"github.com/gpumem/gpumem/staging"
 )
 
 const (
@@ -28,7 +30,9 @@ type meshletBatch struct {
 }
 
 // meshletWorkload streams each zone's meshlet batches through the meshlet
-// manager, sweeping its arenas within a budget each frame.
+// manager, sweeping its arenas within a budget each frame. With
+// Options.Belt the batches go up through the meshes' staging belt
+// (meshlet.Options.Belt), which the mesh workload ends each frame.
 type meshletWorkload struct {
 	rb      *readbackWorkload
 	m       *meshlet.Manager
@@ -38,6 +42,10 @@ type meshletWorkload struct {
 	nextTag uint32
 	allocs  uint64
 	bytes   uint64 // data and rows handed to AddBatches
+	// belt is the meshes' staging belt the batches go up through (with
+	// Options.Belt), onBelt the belt's uploads that AddBatches made.
+	belt   *staging.Belt
+	onBelt int
 	// Reused per frame: the batches to load, their data and rows, their
 	// handles.
 	loads   []*meshletBatch
@@ -57,6 +65,7 @@ func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload, o *w
 		Data:        arena.Options{InitialElems: min(uint32(scale)*128<<10, maxWords), RoundToBins: true},
 		Rows:        arena.Options{InitialElems: uint32(scale) * 4 << 10, RoundToBins: true},
 		SweepLimits: demoSweepLimits,
+		Belt:        o.sharedBelt,
 	}
 	if o.shrink {
 		opts.ShrinkBelow, opts.ShrinkAfter = demoMeshletShrinkBelow, demoShrinkAfter
@@ -67,7 +76,7 @@ func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload, o *w
 	if err != nil {
 		return nil, err
 	}
-	w.m = m
+	w.m, w.belt = m, o.sharedBelt
 	o.reclaim("meshlets", m.Shrink)
 	return w, nil
 }
@@ -76,7 +85,24 @@ func (w *meshletWorkload) release() { w.m.Release() }
 
 func (w *meshletWorkload) endFrame(*frameState, uint64) error { return nil }
 
-func (w *meshletWorkload) notes() []string { return nil }
+func (w *meshletWorkload) notes() []string {
+	st := w.m.Stats()
+	line := fmt.Sprintf("meshlets: %d batches added (%s), %d live; uploaded in %d writes",
+		w.allocs, inspect.FormatBytes(w.bytes), st.Batches, st.Writes)
+	if w.belt != nil {
+		line += fmt.Sprintf(", %d of them through the meshes' staging belt", w.onBelt)
+	}
+	return []string{line}
+}
+
+// beltUploads returns the uploads the staging belt has carried, 0
+// without one.
+func (w *meshletWorkload) beltUploads() int {
+	if w.belt == nil {
+		return 0
+	}
+	return w.belt.Stats().Uploads
+}
 
 func (w *meshletWorkload) memory() memory.Holder { return w.m }
 
@@ -164,9 +190,11 @@ func (w *meshletWorkload) load(f *frameState, bs []*meshletBatch, batches []mesh
 	if len(bs) == 0 {
 		return nil
 	}
+	before := w.beltUploads()
 	t := f.gpumem.start(mgrMeshlet)
 	hs, err := w.m.AddBatches(w.handles[:0], batches)
 	f.gpumem.stop(t)
+	w.onBelt += w.beltUploads() - before
 	if err != nil {
 		return fmt.Errorf("load %s and %d more: %w", bs[0].name, len(bs)-1, err)
 	}
