@@ -220,6 +220,14 @@ func (a *Account) WriteTexture(tex device.Texture, layer, mip uint32, data []byt
 	return a.dev.WriteTexture(tex, layer, mip, data)
 }
 
+// CopyBufferToTexture is the device's CopyBufferToTexture.
+func (a *Account) CopyBufferToTexture(src device.Buffer, srcOffset uint64, bytesPerRow uint32, tex device.Texture, layer, mip uint32) error {
+	if err := a.usable("CopyBufferToTexture"); err != nil {
+		return err
+	}
+	return a.dev.CopyBufferToTexture(src, srcOffset, bytesPerRow, tex, layer, mip)
+}
+
 // ReadTexture is the device's ReadTexture.
 func (a *Account) ReadTexture(tex device.Texture, layer, mip uint32, dst []byte) error {
 	if err := a.usable("ReadTexture"); err != nil {

@@ -94,6 +94,18 @@ type Device interface {
 	// call returns.
 	WriteTexture(tex Texture, layer, mip uint32, data []byte) error
 
+	// CopyBufferToTexture records a copy of one layer's mip level mip of
+	// tex from src: the mip's rows, top row first, the first at srcOffset
+	// and each bytesPerRow after the one above it. bytesPerRow is a
+	// multiple of BytesPerRowAlignment and at least a row's bytes, and
+	// srcOffset a multiple of CopyAlignment and of the format's texel size
+	// (ErrInvalidAlignment); the rows lie inside src (ErrOutOfBounds). src needs
+	// CopySrc; tex needs TextureCopyDst and one sample, and layer and mip
+	// exist (ErrOutOfBounds); see CheckBufferTexture. The bytes between
+	// rows are not read. It is how a staging belt uploads a texture
+	// (staging.Belt.UploadTexture).
+	CopyBufferToTexture(src Buffer, srcOffset uint64, bytesPerRow uint32, tex Texture, layer, mip uint32) error
+
 	// ReadTexture fills dst, laid out as WriteTexture's data, with one
 	// layer's mip level of tex, after every earlier call has taken effect:
 	// it submits and waits. tex needs TextureCopySrc and one sample. Meant

@@ -110,3 +110,29 @@ func CheckSubresource(d TextureDesc, layer, mip uint32) error {
 	}
 	return nil
 }
+
+// CheckBufferTexture checks a copy between a buffer of srcSize bytes and
+// one layer's mip level of a texture described by d, as
+// Device.CopyBufferToTexture states its rules: the rows of the mip start
+// at offset, bytesPerRow apart. It returns the bytes the rows span, from
+// offset to the end of the last row.
+func CheckBufferTexture(srcSize, offset uint64, bytesPerRow uint32, d TextureDesc, layer, mip uint32) (uint64, error) {
+	if d.Samples != 1 {
+		return 0, fmt.Errorf("texture of %d samples: %w", d.Samples, ErrInvalidUsage)
+	}
+	if err := CheckSubresource(d, layer, mip); err != nil {
+		return 0, err
+	}
+	w, h := d.MipSize(mip)
+	texel := max(uint64(d.Format.BytesPerTexel()), 1)
+	row := uint64(w) * texel
+	if bytesPerRow%BytesPerRowAlignment != 0 || uint64(bytesPerRow) < row || offset%CopyAlignment != 0 || offset%texel != 0 {
+		return 0, fmt.Errorf("rows of %d bytes every %d bytes from offset %d: want a multiple of %d, at least the row, from a multiple of %d and of %d: %w",
+			row, bytesPerRow, offset, BytesPerRowAlignment, CopyAlignment, texel, ErrInvalidAlignment)
+	}
+	n := uint64(bytesPerRow)*uint64(h-1) + row
+	if offset > srcSize || n > srcSize-offset {
+		return 0, fmt.Errorf("rows [%d, +%d) outside buffer of %d bytes: %w", offset, n, srcSize, ErrOutOfBounds)
+	}
+	return n, nil
+}

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"WriteReadTexture", testWriteReadTexture},
 		{"TextureErrors", testTextureErrors},
 		{"CopyTextureLayer", testCopyTextureLayer},
+		{"CopyBufferToTexture", testCopyBufferToTexture},
 		{"GenerateMips", testGenerateMips},
 		{"TextureOrder", testTextureOrder},
 		{"Multisampled", testMultisampled},

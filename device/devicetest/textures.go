@@ -323,3 +323,70 @@ func testTextureOrder(t *testing.T, s *suite) {
 	equal(t, "mip 1 generated after the write", readTex(t, d, b, 1, 1), mip1)
 	equal(t, "source after the last write", readTex(t, d, a, 0, 0), old)
 }
+
+// testCopyBufferToTexture uploads every mip of a layer from rows spread out
+// in a buffer (rows padded to BytesPerRowAlignment and wider, after an
+// offset), in several formats, from a plain buffer and from a MapWrite
+// one, and checks the texels, that the other layers are untouched, and
+// every refusal.
+func testCopyBufferToTexture(t *testing.T, s *suite) {
+	d := s.device(t)
+	for _, f := range []device.TextureFormat{device.RGBA8Unorm, device.R8Unorm, device.RGBA16Float, device.RGBA32Float} {
+		t.Run(f.String(), func(t *testing.T) {
+			r := newRand(t.Name())
+			tex := mustTexture(t, d, device.TextureDesc{Format: f, Width: 60, Height: 9, Layers: 3, Mips: 4, Usage: texRW})
+			want := fillTex(t, d, r, tex)
+			for _, usage := range []device.Usage{rw, device.MapWrite | device.CopySrc} {
+				for m := range uint32(4) {
+					w, h := tex.Desc().MipSize(m)
+					row := uint64(w) * uint64(f.BytesPerTexel())
+					pitch := (row + 255) &^ 255
+					if m == 1 {
+						pitch += 512 // rows further apart than they need
+					}
+					const off = 64
+					src := mustBuffer(t, d, off+pitch*uint64(h), usage)
+					raw := randBytes(r, src.Size()) // garbage between the rows
+					data := texels(r, f, tex.Desc().MipBytes(m))
+					for y := range uint64(h) {
+						copy(raw[off+y*pitch:], data[y*row:(y+1)*row])
+					}
+					must(t, d.WriteBuffer(src, 0, raw))
+					must(t, d.CopyBufferToTexture(src, off, uint32(pitch), tex, 1, m))
+					want[1][m] = data
+					src.Release()
+				}
+				checkTex(t, d, tex, want)
+			}
+		})
+	}
+	tex := mustTexture(t, d, device.TextureDesc{Format: device.RGBA8Unorm, Width: 8, Height: 8, Layers: 2, Mips: 2, Usage: texRW})
+	want := fillTex(t, d, newRand(t.Name()), tex)
+	src := mustBuffer(t, d, 4096, rw)
+	for _, c := range []struct {
+		what        string
+		off         uint64
+		bytesPerRow uint32
+		layer, mip  uint32
+		want        error
+	}{
+		{"rows not 256 apart", 0, 128, 0, 0, device.ErrInvalidAlignment},
+		{"an offset not a multiple of 4", 2, 256, 0, 0, device.ErrInvalidAlignment},
+		{"rows past the buffer's end", 4096 - 7*256, 256, 0, 0, device.ErrOutOfBounds},
+		{"an offset past the buffer's end", 8192, 256, 0, 0, device.ErrOutOfBounds},
+		{"a layer past the last", 0, 256, 2, 0, device.ErrOutOfBounds},
+		{"a mip past the last", 0, 256, 0, 2, device.ErrOutOfBounds},
+	} {
+		wantErr(t, "CopyBufferToTexture with "+c.what, d.CopyBufferToTexture(src, c.off, c.bytesPerRow, tex, c.layer, c.mip), c.want)
+	}
+	// The last row needs only its own bytes, not a whole pitch.
+	wide := mustTexture(t, d, device.TextureDesc{Format: device.RGBA8Unorm, Width: 16, Height: 2, Usage: texRW})
+	must(t, d.CopyBufferToTexture(src, 4096-256-64, 256, wide, 0, 0))
+	noSrc := mustBuffer(t, d, 4096, device.CopyDst)
+	wantErr(t, "CopyBufferToTexture from a buffer without CopySrc", d.CopyBufferToTexture(noSrc, 0, 256, tex, 0, 0), device.ErrInvalidUsage)
+	noDst := mustTexture(t, d, device.TextureDesc{Format: device.RGBA8Unorm, Width: 8, Height: 8, Usage: device.TextureCopySrc})
+	wantErr(t, "CopyBufferToTexture to a texture without TextureCopyDst", d.CopyBufferToTexture(src, 0, 256, noDst, 0, 0), device.ErrInvalidUsage)
+	wantErr(t, "CopyBufferToTexture to a nil texture", d.CopyBufferToTexture(src, 0, 256, nil, 0, 0), device.ErrInvalidObject)
+	wantErr(t, "CopyBufferToTexture from a nil buffer", d.CopyBufferToTexture(nil, 0, 256, tex, 0, 0), device.ErrInvalidObject)
+	checkTex(t, d, tex, want)
+}

@@ -181,3 +181,33 @@ func (d *Device) GenerateMips(tex device.Texture, layer uint32) error {
 	}
 	return nil
 }
+
+// CopyBufferToTexture copies one layer's mip from rows of a buffer; see
+// device.Device.
+func (d *Device) CopyBufferToTexture(src device.Buffer, srcOffset uint64, bytesPerRow uint32, tex device.Texture, layer, mip uint32) error {
+	const op = "CopyBufferToTexture"
+	if err := d.usable(op); err != nil {
+		return err
+	}
+	s, err := d.buffer(op, "source", src, device.CopySrc)
+	if err != nil {
+		return err
+	}
+	t, err := d.texture(op, "destination", tex, device.TextureCopyDst)
+	if err != nil {
+		return err
+	}
+	if _, err := device.CheckBufferTexture(s.desc.Size, srcOffset, bytesPerRow, t.desc, layer, mip); err != nil {
+		return fmt.Errorf("%s %q to %q: %w", op, s.desc.Label, t.desc.Label, err)
+	}
+	dst := t.mip(layer, mip)
+	w, _ := t.desc.MipSize(mip)
+	row := uint64(w) * uint64(t.desc.Format.BytesPerTexel())
+	for at := uint64(0); at < uint64(len(dst)); at += row {
+		copy(dst[at:at+row], s.data[srcOffset:])
+		srcOffset += uint64(bytesPerRow)
+	}
+	d.stats.Copies++
+	d.stats.CopyBytes += uint64(len(dst))
+	return nil
+}

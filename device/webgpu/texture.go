@@ -161,6 +161,40 @@ func (d *Device) WriteTexture(dt device.Texture, layer, mip uint32, data []byte)
 	return nil
 }
 
+// CopyBufferToTexture records a copy of one layer's mip of tex from rows
+// of src; see device.Device.
+func (d *Device) CopyBufferToTexture(dsrc device.Buffer, srcOffset uint64, bytesPerRow uint32, dt device.Texture, layer, mip uint32) error {
+	src, err := d.buffer(dsrc, "copy source", device.CopySrc)
+	if err != nil {
+		return err
+	}
+	t, err := d.texture(dt, "copy destination", device.TextureCopyDst)
+	if err != nil {
+		return err
+	}
+	n, err := device.CheckBufferTexture(src.desc.Size, srcOffset, bytesPerRow, t.desc, layer, mip)
+	if err != nil {
+		return fmt.Errorf("webgpu: copy buffer %q to texture %q: %w", src.desc.Label, t.desc.Label, err)
+	}
+	d.copyFromMapped(src, srcOffset, n)
+	enc, err := d.encoder()
+	if err != nil {
+		return err
+	}
+	src.recordedIn = d.encSerial
+	w, h := t.desc.MipSize(mip)
+	err = enc.TryCopyBufferToTexture(
+		&wgpu.TexelCopyBufferInfo{Buffer: src.buf, Layout: wgpu.TexelCopyBufferLayout{Offset: srcOffset, BytesPerRow: bytesPerRow, RowsPerImage: h}},
+		&wgpu.TexelCopyTextureInfo{Texture: t.tex, MipLevel: mip, Origin: wgpu.Origin3D{Z: layer}, Aspect: wgpu.TextureAspectAll},
+		&wgpu.Extent3D{Width: w, Height: h, DepthOrArrayLayers: 1},
+	)
+	if err != nil {
+		return d.fail("copy buffer to texture", err)
+	}
+	d.encUsed = true
+	return nil
+}
+
 // paddedRow returns the bytes per row of mip in a buffer copy: a multiple
 // of 256.
 func paddedRow(desc device.TextureDesc, mip uint32) uint32 {
