@@ -110,9 +110,16 @@ func checkPixels(key Key, pixels []byte) error {
 	return nil
 }
 
-// writeLayer writes mip 0 of layer and generates the other mips.
+// writeLayer writes mip 0 of layer, through Options.Belt if set, and
+// generates the other mips.
 func (r *Registry[K]) writeLayer(tex device.Texture, layer uint32, key Key, pixels []byte) error {
-	if err := r.dev.WriteTexture(tex, layer, 0, pixels); err != nil {
+	var err error
+	if r.opts.Belt != nil {
+		err = r.opts.Belt.UploadTexture(tex, layer, 0, pixels)
+	} else {
+		err = r.dev.WriteTexture(tex, layer, 0, pixels)
+	}
+	if err != nil {
 		return err
 	}
 	if key.Mips > 1 {

@@ -50,6 +50,7 @@ import (
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/memory"
+	"github.com/gpumem/gpumem/staging"
 )
 
 // Handle names a registered texture: its page's global index in the high
@@ -120,6 +121,13 @@ type Options struct {
 	// MaxPagesPerBucket caps each bucket's pages; 0 means MaxPages. It
 	// holds the built-in textures' pages (New checks).
 	MaxPagesPerBucket int
+	// Belt, if set, carries the texels of Register, RegisterSized and
+	// Update: each image is written into the belt's mapped staging chunks
+	// and copied into its layer on the GPU (staging.Belt.UploadTexture),
+	// instead of being a queue write. The belt must be on the registry's
+	// device; the caller ends every frame on it and releases it after the
+	// registry.
+	Belt *staging.Belt
 }
 
 // roomForBuiltins checks that o (defaults filled in, LayersPerPage at

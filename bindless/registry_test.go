@@ -9,6 +9,7 @@ import (
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
 	"github.com/gpumem/gpumem/internal/testdevice"
+	"github.com/gpumem/gpumem/staging"
 )
 
 var (
@@ -146,41 +147,66 @@ func TestRegistryTable(t *testing.T) {
 }
 
 // TestRegistryBackends registers, updates, copies and unregisters on
-// every backend and reads every texture back.
+// every backend, with queue writes and through a staging belt, and reads
+// every texture back.
 func TestRegistryBackends(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		r := newRegistry(t, dev, bindless.Options{LayersPerPage: 3})
-		m := newModel(dev, r)
-		must(t, m.verify())
-		for i := range 8 {
-			_, err := m.register(fmt.Sprint("t", i), []bindless.Key{rgba4, rgba8}[i%2], i)
-			must(t, err)
+		for _, belt := range []bool{false, true} {
+			t.Run(fmt.Sprint("belt=", belt), func(t *testing.T) { testRegistryBackend(t, dev, belt) })
 		}
-		must(t, m.verify())
-		must(t, m.update("t3", 99))
-		must(t, m.unregister("t2"))
-		must(t, m.unregister("t4"))
-		must(t, m.verify())
-		// A copy of another texture's layer.
-		src, err := dev.CreateTexture(device.TextureDesc{Format: device.RGBA8Unorm, Width: 4, Height: 4, Layers: 2,
-			Usage: device.TextureCopySrc | device.TextureCopyDst})
-		must(t, err)
-		defer src.Release()
-		px := pixels(rgba4, 7)
-		must(t, dev.WriteTexture(src, 1, 0, px))
-		h, err := r.RegisterCopy("copy", src, 1)
-		must(t, err)
-		if h.String() != "1:1" { // t2's layer, the lowest free
-			t.Fatalf("RegisterCopy reused %v, want 1:1", h)
-		}
-		m.want["copy"] = entry{key: rgba4.Normalized(), h: h, pixels: px}
-		must(t, m.verify())
-		px = pixels(rgba4, 8)
-		must(t, dev.WriteTexture(src, 0, 0, px))
-		must(t, r.UpdateCopy("copy", src, 0))
-		m.want["copy"] = entry{key: rgba4.Normalized(), h: h, pixels: px}
-		must(t, m.verify())
 	})
+}
+
+// withBelt returns o with a staging belt on dev that carries the texels
+// and is released after the registry, when belt is set.
+func withBelt(t *testing.T, dev device.Device, o bindless.Options, belt bool) bindless.Options {
+	t.Helper()
+	if belt {
+		b, err := staging.New(dev, staging.Options{ChunkBytes: 64 << 10})
+		must(t, err)
+		t.Cleanup(func() {
+			if b.Stats().Uploads == 0 {
+				t.Error("nothing went through the belt")
+			}
+			b.Release()
+		})
+		o.Belt = b
+	}
+	return o
+}
+
+func testRegistryBackend(t *testing.T, dev device.Device, belt bool) {
+	r := newRegistry(t, dev, withBelt(t, dev, bindless.Options{LayersPerPage: 3}, belt))
+	m := newModel(dev, r)
+	must(t, m.verify())
+	for i := range 8 {
+		_, err := m.register(fmt.Sprint("t", i), []bindless.Key{rgba4, rgba8}[i%2], i)
+		must(t, err)
+	}
+	must(t, m.verify())
+	must(t, m.update("t3", 99))
+	must(t, m.unregister("t2"))
+	must(t, m.unregister("t4"))
+	must(t, m.verify())
+	// A copy of another texture's layer.
+	src, err := dev.CreateTexture(device.TextureDesc{Format: device.RGBA8Unorm, Width: 4, Height: 4, Layers: 2,
+		Usage: device.TextureCopySrc | device.TextureCopyDst})
+	must(t, err)
+	defer src.Release()
+	px := pixels(rgba4, 7)
+	must(t, dev.WriteTexture(src, 1, 0, px))
+	h, err := r.RegisterCopy("copy", src, 1)
+	must(t, err)
+	if h.String() != "1:1" { // t2's layer, the lowest free
+		t.Fatalf("RegisterCopy reused %v, want 1:1", h)
+	}
+	m.want["copy"] = entry{key: rgba4.Normalized(), h: h, pixels: px}
+	must(t, m.verify())
+	px = pixels(rgba4, 8)
+	must(t, dev.WriteTexture(src, 0, 0, px))
+	must(t, r.UpdateCopy("copy", src, 0))
+	m.want["copy"] = entry{key: rgba4.Normalized(), h: h, pixels: px}
+	must(t, m.verify())
 }
 
 // TestRegistryMips registers a three-mip texture from mip 0 and checks the

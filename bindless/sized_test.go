@@ -105,116 +105,124 @@ func TestClassOf(t *testing.T) {
 // after each step; and refuses what it must with clear errors.
 func TestSizedBackends(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		cr := &copyRefuser{Device: dev, allow: -1}
-		r := newRegistry(t, cr, bindless.Options{LayersPerPage: 8, MaxPages: 32})
-		m := newModel(dev, r)
-		m.full, m.copies = 8, cr
-		rng := rand.New(rand.NewPCG(1, 2))
-		size := func() bindless.Key {
-			k := bindless.Key{Format: device.RGBA8Unorm, Width: 1 + rng.Uint32N(70), Height: 1 + rng.Uint32N(20)}
-			if rng.IntN(2) == 0 {
-				k.Mips = device.MaxMips(k.Width, k.Height)
-			}
-			return k
+		for _, belt := range []bool{false, true} {
+			t.Run(fmt.Sprint("belt=", belt), func(t *testing.T) { testSizedBackend(t, dev, belt) })
 		}
-		for i := range 40 {
-			_, err := m.registerSized(fmt.Sprint("s", i), size(), i)
-			must(t, err)
-		}
-		must(t, m.verify())
-		checkSizedMips(t, m)
-		// Sized pages start at one layer and double: a page grown is
-		// replaced, reported once (growths since the last Changes in one
-		// change) with the texture it has now.
-		replaced := map[device.Texture]int{}
-		for _, c := range r.Changes(nil) {
-			if c.Kind == memory.Replaced {
-				replaced[c.Texture]++
-			}
-		}
-		grown := 0
-		for i, p := range r.Pages() {
-			if _, sized, _ := bindless.PageBucket(r, i); sized && p.Desc().Layers > 1 {
-				grown++
-				if replaced[p] != 1 {
-					t.Fatalf("page %d grew to %d layers, reported replaced %d times", i, p.Desc().Layers, replaced[p])
-				}
-			}
-		}
-		if grown == 0 || len(replaced) != grown {
-			t.Fatalf("%d pages grown, %d reported replaced", grown, len(replaced))
-		}
-		g, _ := r.Region(m.want["s0"].h)
-		if u, v := g.Scale(); u != float32(g.Width)/float32(g.LayerWidth) || v != float32(g.Height)/float32(g.LayerHeight) || u > 1 || v > 1 || u <= 0.5 && g.LayerWidth > 1 {
-			t.Fatalf("Region %+v: scale %v, %v", g, u, v)
-		}
-		if g, ok := r.Region(r.White()); !ok || g != (bindless.Region{Width: 1, Height: 1, LayerWidth: 1, LayerHeight: 1, Mips: 1}) {
-			t.Fatalf("Region(White) = %+v, %v", g, ok)
-		}
+	})
+}
 
-		// Churn: unregister two in three, register new sizes into the holes.
-		for i := range 40 {
-			if i%3 != 0 {
-				must(t, m.unregister(fmt.Sprint("s", i)))
+// testSizedBackend is TestSizedBackends on dev, the texels through a
+// staging belt when belt is set.
+func testSizedBackend(t *testing.T, dev device.Device, belt bool) {
+	cr := &copyRefuser{Device: dev, allow: -1}
+	r := newRegistry(t, cr, withBelt(t, dev, bindless.Options{LayersPerPage: 8, MaxPages: 32}, belt))
+	m := newModel(dev, r)
+	m.full, m.copies = 8, cr
+	rng := rand.New(rand.NewPCG(1, 2))
+	size := func() bindless.Key {
+		k := bindless.Key{Format: device.RGBA8Unorm, Width: 1 + rng.Uint32N(70), Height: 1 + rng.Uint32N(20)}
+		if rng.IntN(2) == 0 {
+			k.Mips = device.MaxMips(k.Width, k.Height)
+		}
+		return k
+	}
+	for i := range 40 {
+		_, err := m.registerSized(fmt.Sprint("s", i), size(), i)
+		must(t, err)
+	}
+	must(t, m.verify())
+	checkSizedMips(t, m)
+	// Sized pages start at one layer and double: a page grown is
+	// replaced, reported once (growths since the last Changes in one
+	// change) with the texture it has now.
+	replaced := map[device.Texture]int{}
+	for _, c := range r.Changes(nil) {
+		if c.Kind == memory.Replaced {
+			replaced[c.Texture]++
+		}
+	}
+	grown := 0
+	for i, p := range r.Pages() {
+		if _, sized, _ := bindless.PageBucket(r, i); sized && p.Desc().Layers > 1 {
+			grown++
+			if replaced[p] != 1 {
+				t.Fatalf("page %d grew to %d layers, reported replaced %d times", i, p.Desc().Layers, replaced[p])
 			}
 		}
-		must(t, m.verify())
-		for i := 40; i < 60; i++ {
-			_, err := m.registerSized(fmt.Sprint("s", i), size(), i)
-			must(t, err)
-		}
-		must(t, m.update("s3", 77))
-		must(t, m.verify())
-		checkSizedMips(t, m)
-		must(t, m.shrink())
-		for i := 40; i < 60; i += 2 {
+	}
+	if grown == 0 || len(replaced) != grown {
+		t.Fatalf("%d pages grown, %d reported replaced", grown, len(replaced))
+	}
+	g, _ := r.Region(m.want["s0"].h)
+	if u, v := g.Scale(); u != float32(g.Width)/float32(g.LayerWidth) || v != float32(g.Height)/float32(g.LayerHeight) || u > 1 || v > 1 || u <= 0.5 && g.LayerWidth > 1 {
+		t.Fatalf("Region %+v: scale %v, %v", g, u, v)
+	}
+	if g, ok := r.Region(r.White()); !ok || g != (bindless.Region{Width: 1, Height: 1, LayerWidth: 1, LayerHeight: 1, Mips: 1}) {
+		t.Fatalf("Region(White) = %+v, %v", g, ok)
+	}
+
+	// Churn: unregister two in three, register new sizes into the holes.
+	for i := range 40 {
+		if i%3 != 0 {
 			must(t, m.unregister(fmt.Sprint("s", i)))
 		}
-		must(t, m.compact(-1, false))
-		checkSizedMips(t, m)
-		must(t, m.shrink())
-		st := r.Stats()
-		if st.BytesHeld < st.BytesUsed || st.Layers != st.Registered+st.Builtin {
-			t.Fatalf("after Compact: %+v", st)
-		}
+	}
+	must(t, m.verify())
+	for i := 40; i < 60; i++ {
+		_, err := m.registerSized(fmt.Sprint("s", i), size(), i)
+		must(t, err)
+	}
+	must(t, m.update("s3", 77))
+	must(t, m.verify())
+	checkSizedMips(t, m)
+	must(t, m.shrink())
+	for i := 40; i < 60; i += 2 {
+		must(t, m.unregister(fmt.Sprint("s", i)))
+	}
+	must(t, m.compact(-1, false))
+	checkSizedMips(t, m)
+	must(t, m.shrink())
+	st := r.Stats()
+	if st.BytesHeld < st.BytesUsed || st.Layers != st.Registered+st.Builtin {
+		t.Fatalf("after Compact: %+v", st)
+	}
 
-		// Refusals.
-		e := m.want["s3"]
-		if err := r.Update("s3", e.key.Width+1, e.key.Height, nil); !errors.Is(err, bindless.ErrMismatch) {
-			t.Fatalf("Update with another size: %v", err)
-		}
-		if err := r.Update("s3", e.key.Width, e.key.Height, []byte{1}); !errors.Is(err, bindless.ErrInvalidSize) {
-			t.Fatalf("Update with short pixels: %v", err)
-		}
-		if _, err := r.RegisterSized("s3", bindless.Key{Format: device.R8Unorm, Width: e.key.Width, Height: e.key.Height}, nil); !errors.Is(err, bindless.ErrMismatch) {
-			t.Fatalf("RegisterSized of s3 in another format: %v", err)
-		}
-		if _, err := r.RegisterSized("s3", e.key, nil); err != nil {
-			t.Fatalf("RegisterSized of s3 again: %v", err)
-		}
-		if _, err := r.Register("s3", e.key, nil); !errors.Is(err, bindless.ErrMismatch) {
-			t.Fatalf("Register of sized s3: %v", err)
-		}
-		if _, err := r.RegisterSized("new", bindless.Key{Format: device.RGBA8Unorm, Width: 3, Height: 5}, make([]byte, 59)); !errors.Is(err, bindless.ErrInvalidSize) {
-			t.Fatalf("RegisterSized with short pixels: %v", err)
-		}
-		if err := r.UpdateCopy("s3", r.Pages()[0], 0); !errors.Is(err, bindless.ErrMismatch) {
-			t.Fatalf("UpdateCopy of a sized texture: %v", err)
-		}
-		_, err := m.register("exact", rgba4, 5)
-		must(t, err)
-		if _, err := r.RegisterSized("exact", rgba4, pixels(rgba4, 5)); !errors.Is(err, bindless.ErrMismatch) {
-			t.Fatalf("RegisterSized of exact texture: %v", err)
-		}
-		// A 4x4 image is its own class, in a sized bucket apart from
-		// rgba4's exact one.
-		h, err := m.registerSized("own", rgba4, 6)
-		must(t, err)
-		if h.Page() == m.want["exact"].h.Page() {
-			t.Fatalf("a sized 4x4 shares page %d with an exact one", h.Page())
-		}
-		must(t, m.verify())
-	})
+	// Refusals.
+	e := m.want["s3"]
+	if err := r.Update("s3", e.key.Width+1, e.key.Height, nil); !errors.Is(err, bindless.ErrMismatch) {
+		t.Fatalf("Update with another size: %v", err)
+	}
+	if err := r.Update("s3", e.key.Width, e.key.Height, []byte{1}); !errors.Is(err, bindless.ErrInvalidSize) {
+		t.Fatalf("Update with short pixels: %v", err)
+	}
+	if _, err := r.RegisterSized("s3", bindless.Key{Format: device.R8Unorm, Width: e.key.Width, Height: e.key.Height}, nil); !errors.Is(err, bindless.ErrMismatch) {
+		t.Fatalf("RegisterSized of s3 in another format: %v", err)
+	}
+	if _, err := r.RegisterSized("s3", e.key, nil); err != nil {
+		t.Fatalf("RegisterSized of s3 again: %v", err)
+	}
+	if _, err := r.Register("s3", e.key, nil); !errors.Is(err, bindless.ErrMismatch) {
+		t.Fatalf("Register of sized s3: %v", err)
+	}
+	if _, err := r.RegisterSized("new", bindless.Key{Format: device.RGBA8Unorm, Width: 3, Height: 5}, make([]byte, 59)); !errors.Is(err, bindless.ErrInvalidSize) {
+		t.Fatalf("RegisterSized with short pixels: %v", err)
+	}
+	if err := r.UpdateCopy("s3", r.Pages()[0], 0); !errors.Is(err, bindless.ErrMismatch) {
+		t.Fatalf("UpdateCopy of a sized texture: %v", err)
+	}
+	_, err := m.register("exact", rgba4, 5)
+	must(t, err)
+	if _, err := r.RegisterSized("exact", rgba4, pixels(rgba4, 5)); !errors.Is(err, bindless.ErrMismatch) {
+		t.Fatalf("RegisterSized of exact texture: %v", err)
+	}
+	// A 4x4 image is its own class, in a sized bucket apart from
+	// rgba4's exact one.
+	h, err := m.registerSized("own", rgba4, 6)
+	must(t, err)
+	if h.Page() == m.want["exact"].h.Page() {
+		t.Fatalf("a sized 4x4 shares page %d with an exact one", h.Page())
+	}
+	must(t, m.verify())
 }
 
 // checkSizedMips reads every mip of every sized texture and compares it

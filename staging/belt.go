@@ -14,6 +14,7 @@ package staging
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/fenced"
@@ -146,6 +147,72 @@ func (b *Belt) UploadFunc(dst device.Buffer, dstOffset, n uint64, fill func(dst 
 	}
 	b.stats.Uploads++
 	b.stats.Bytes += n
+	return nil
+}
+
+// UploadTexture writes one layer's mip level mip of tex from data through
+// the belt, as device.Device.WriteTexture takes them: tightly packed rows,
+// top row first, exactly the mip's bytes. The rows go into a chunk
+// BytesPerRowAlignment apart (the padding zeroed), and one
+// CopyBufferToTexture is recorded. A mip larger than a chunk, rows
+// padded, goes by the device's WriteTexture instead. tex needs
+// TextureCopyDst and one sample, and layer and mip exist; a refused
+// upload (device.ErrInvalidSize, device.ErrOutOfBounds,
+// device.ErrInvalidUsage, checked before anything is written) changes
+// nothing. data may be reused when UploadTexture returns.
+func (b *Belt) UploadTexture(tex device.Texture, layer, mip uint32, data []byte) error {
+	if b.released {
+		return fmt.Errorf("staging: UploadTexture: %w", errReleased)
+	}
+	if tex == nil {
+		return fmt.Errorf("staging: UploadTexture: nil texture: %w", device.ErrInvalidObject)
+	}
+	desc := tex.Desc()
+	if !desc.Usage.Has(device.TextureCopyDst) {
+		return fmt.Errorf("staging: UploadTexture to texture %q of usage %v: %w", desc.Label, desc.Usage, device.ErrInvalidUsage)
+	}
+	w, h := desc.MipSize(mip)
+	row := uint64(w) * uint64(desc.Format.BytesPerTexel())
+	pitch := (row + device.BytesPerRowAlignment - 1) &^ (device.BytesPerRowAlignment - 1)
+	// The offset: a multiple of 4 and of the texel size (1 to 16 bytes,
+	// a power of two).
+	align := max(uint64(device.CopyAlignment), uint64(desc.Format.BytesPerTexel()))
+	n, err := device.CheckBufferTexture(math.MaxUint64, 0, uint32(pitch), desc, layer, mip)
+	if err != nil {
+		return fmt.Errorf("staging: UploadTexture to texture %q: %w", desc.Label, err)
+	}
+	if want := desc.MipBytes(mip); uint64(len(data)) != want {
+		return fmt.Errorf("staging: UploadTexture of %d bytes to mip %d of texture %q, of %d bytes: %w", len(data), mip, desc.Label, want, device.ErrInvalidSize)
+	}
+	if n > b.size {
+		if err := b.dev.WriteTexture(tex, layer, mip, data); err != nil {
+			return fmt.Errorf("staging: UploadTexture: %w", err)
+		}
+	} else {
+		at := (b.used + align - 1) &^ (align - 1)
+		if b.cur == nil || at > b.size || b.size-at < n {
+			if err := b.nextChunk(); err != nil {
+				return fmt.Errorf("staging: UploadTexture: %w", err)
+			}
+			at = 0
+		}
+		err := device.FillBuffer(b.dev, b.cur, at, (n+3)&^3, func(dst []byte) {
+			for y := uint64(0); y < uint64(h); y++ {
+				copy(dst[y*pitch:y*pitch+row], data[y*row:])
+				clear(dst[y*pitch+row : min(y*pitch+pitch, uint64(len(dst)))])
+			}
+		})
+		if err == nil {
+			err = b.dev.CopyBufferToTexture(b.cur, at, uint32(pitch), tex, layer, mip)
+		}
+		if err != nil {
+			return fmt.Errorf("staging: UploadTexture: %w", err)
+		}
+		b.used = at + (n+3)&^3
+		b.stats.Copies++
+	}
+	b.stats.Uploads++
+	b.stats.Bytes += uint64(len(data))
 	return nil
 }
 

@@ -264,3 +264,94 @@ func TestNilDevice(t *testing.T) {
 		t.Fatalf("New(nil): %v, want ErrInvalidOptions", err)
 	}
 }
+
+// TestUploadTexture uploads layers and mips of textures whose rows need
+// padding (and one whose rows do not) between buffer uploads, over
+// frames, on every backend, and reads every texel back; a mip larger than
+// a chunk goes by WriteTexture. Refused uploads change nothing.
+func TestUploadTexture(t *testing.T) {
+	testdevice.Each(t, func(t *testing.T, dev device.Device) {
+		w := newWorld(t, dev, nil, staging.Options{ChunkBytes: 64 << 10, MaxChunks: 4}, 64<<10)
+		usage := device.TextureCopyDst | device.TextureCopySrc | device.TextureBinding
+		descs := []device.TextureDesc{
+			{Label: "32x32 rgba8", Format: device.RGBA8Unorm, Width: 32, Height: 32, Layers: 3, Mips: 3, Usage: usage},
+			{Label: "64x64 rgba8", Format: device.RGBA8Unorm, Width: 64, Height: 64, Layers: 2, Usage: usage},
+			{Label: "13x7 r8", Format: device.R8Unorm, Width: 13, Height: 7, Layers: 2, Mips: 2, Usage: usage},
+			{Label: "9x5 rgba32f", Format: device.RGBA32Float, Width: 9, Height: 5, Layers: 2, Usage: usage},
+			{Label: "256x256 rgba8, over a chunk", Format: device.RGBA8Unorm, Width: 256, Height: 256, Usage: usage},
+		}
+		texs := make([]device.Texture, len(descs))
+		want := make([][][][]byte, len(descs)) // [texture][layer][mip]
+		for i, d := range descs {
+			tex, err := dev.CreateTexture(d)
+			must(t, err)
+			t.Cleanup(tex.Release)
+			texs[i], d = tex, tex.Desc()
+			want[i] = make([][][]byte, d.Layers)
+			for l := range want[i] {
+				want[i][l] = make([][]byte, d.Mips)
+				for m := range want[i][l] {
+					want[i][l][m] = make([]byte, d.MipBytes(uint32(m)))
+				}
+			}
+		}
+		for range 6 {
+			for range 8 {
+				i := w.rng.IntN(len(texs))
+				d := texs[i].Desc()
+				l, m := w.rng.Uint32N(d.Layers), w.rng.Uint32N(d.Mips)
+				data := make([]byte, d.MipBytes(m))
+				for j := range data {
+					data[j] = byte(w.rng.Uint32())
+				}
+				if d.Format == device.RGBA32Float {
+					for j := 3; j < len(data); j += 4 {
+						data[j] &= 0x3f // finite floats: read back as written
+					}
+				}
+				must(t, w.belt.UploadTexture(texs[i], l, m, data))
+				want[i][l][m] = data
+				must(t, w.upload(0, 4*w.rng.Uint64N(1024), 4*(1+w.rng.Uint64N(64))))
+			}
+			must(t, w.endFrame())
+			must(t, w.verify())
+			for i, tex := range texs {
+				for l, mips := range want[i] {
+					for m, wm := range mips {
+						got := make([]byte, len(wm))
+						must(t, dev.ReadTexture(tex, uint32(l), uint32(m), got))
+						if !bytes.Equal(got, wm) {
+							t.Fatalf("%s layer %d mip %d differs", descs[i].Label, l, m)
+						}
+					}
+				}
+			}
+		}
+		before := w.belt.Stats()
+		noDst, err := dev.CreateTexture(device.TextureDesc{Format: device.RGBA8Unorm, Width: 8, Height: 8, Usage: device.TextureCopySrc})
+		must(t, err)
+		t.Cleanup(noDst.Release)
+		for _, c := range []struct {
+			what       string
+			tex        device.Texture
+			layer, mip uint32
+			n          int
+			want       error
+		}{
+			{"short data", texs[0], 0, 0, 32*32*4 - 4, device.ErrInvalidSize},
+			{"mip 1 with mip 0's bytes", texs[0], 0, 1, 32 * 32 * 4, device.ErrInvalidSize},
+			{"a layer past the last", texs[0], 3, 0, 32 * 32 * 4, device.ErrOutOfBounds},
+			{"a mip past the last", texs[1], 0, 1, 32 * 32 * 4, device.ErrOutOfBounds},
+			{"a texture without TextureCopyDst", noDst, 0, 0, 8 * 8 * 4, device.ErrInvalidUsage},
+			{"a nil texture", nil, 0, 0, 4, device.ErrInvalidObject},
+		} {
+			if err := w.belt.UploadTexture(c.tex, c.layer, c.mip, make([]byte, c.n)); !errors.Is(err, c.want) {
+				t.Errorf("UploadTexture of %s: %v, want %v", c.what, err, c.want)
+			}
+		}
+		if w.belt.Stats() != before {
+			t.Errorf("refused uploads changed the belt: %+v, then %+v", before, w.belt.Stats())
+		}
+		t.Logf("%+v", w.belt.Stats())
+	})
+}

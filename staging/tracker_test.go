@@ -35,6 +35,18 @@ func (t *tracker) CopyBuffer(src device.Buffer, so uint64, dst device.Buffer, do
 	return nil
 }
 
+func (t *tracker) CopyBufferToTexture(src device.Buffer, so uint64, bytesPerRow uint32, tex device.Texture, layer, mip uint32) error {
+	if err := t.Device.CopyBufferToTexture(src, so, bytesPerRow, tex, layer, mip); err != nil {
+		return err
+	}
+	n, err := device.CheckBufferTexture(src.Size(), so, bytesPerRow, tex.Desc(), layer, mip)
+	if err != nil {
+		return err
+	}
+	t.reads[src] = append(t.reads[src], read{so, so + n, 0})
+	return nil
+}
+
 func (t *tracker) submitted(f uint64) {
 	for b, rs := range t.reads {
 		for i := range rs {
