@@ -44,8 +44,8 @@ type Options struct {
 	// the meshlets each stream in a frame. DefaultFlushBytes is the
 	// command's default.
 	FlushBytes uint64
-	// Belt uploads meshes, meshlets and constants through one staging
-	// belt ended with each frame's fence, instead of queue writes.
+	// Belt uploads meshes, meshlets, textures and constants through one
+	// staging belt ended with each frame's fence, instead of queue writes.
 	Belt bool
 	// ProfileLabels labels the goroutine's CPU profile samples
 	// gpumem=<manager> within a manager's calls and gpumem=demo outside

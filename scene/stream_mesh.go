@@ -461,7 +461,7 @@ func (w *meshWorkload) notes() []string {
 		bound, w.framesPending, w.peakPending, w.skipped, w.settleFlushes))
 	if w.belt != nil {
 		bs := w.belt.Stats()
-		notes = append(notes, fmt.Sprintf("  with the meshlets and constants, through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive; %d waits for the GPU, every chunk in use",
+		notes = append(notes, fmt.Sprintf("  with the meshlets, textures and constants, through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive; %d waits for the GPU, every chunk in use",
 			bs.Uploads, inspect.FormatBytes(bs.Bytes), bs.Copies, bs.Chunks, inspect.FormatBytes(w.belt.ChunkBytes()), bs.Waits))
 	}
 	return notes
@@ -471,4 +471,31 @@ func (w *meshWorkload) notes() []string {
 func hasKey[V any](m map[string]V, k string) bool {
 	_, ok := m[k]
 	return ok
+}
+
+// beltShare counts the uploads a workload made through the meshes'
+// staging belt (Options.Belt); belt is nil without one.
+type beltShare struct {
+	belt *staging.Belt
+	n    int
+}
+
+// uploads returns the uploads the belt has carried so far, 0 without one.
+func (s *beltShare) uploads() int {
+	if s.belt == nil {
+		return 0
+	}
+	return s.belt.Stats().Uploads
+}
+
+// add counts the belt's uploads since it carried before.
+func (s *beltShare) add(before int) { s.n += s.uploads() - before }
+
+// note says how many of the workload's writes the belt carried, for its
+// summary line, between before and after; nothing without a belt.
+func (s *beltShare) note(before, after string) string {
+	if s.belt == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s%d of them through the meshes' staging belt%s", before, s.n, after)
 }

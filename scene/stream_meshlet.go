@@ -12,7 +12,6 @@ import (
 	"github.com/gpumem/gpumem/inspect"
 	"github.com/gpumem/gpumem/memory"
 	"github.com/gpumem/gpumem/meshlet"
-	"github.com/gpumem/gpumem/staging"
 )
 
 const (
@@ -32,7 +31,8 @@ type meshletBatch struct {
 // meshletWorkload streams each zone's meshlet batches through the meshlet
 // manager, sweeping its arenas within a budget each frame. With
 // Options.Belt the batches go up through the meshes' staging belt
-// (meshlet.Options.Belt), which the mesh workload ends each frame.
+// (meshlet.Options.Belt), which the mesh workload ends each frame; so do
+// the textures' texels (bindless.Options.Belt).
 type meshletWorkload struct {
 	rb      *readbackWorkload
 	m       *meshlet.Manager
@@ -41,11 +41,8 @@ type meshletWorkload struct {
 	live    []*meshletBatch
 	nextTag uint32
 	allocs  uint64
-	bytes   uint64 // data and rows handed to AddBatches
-	// belt is the meshes' staging belt the batches go up through (with
-	// Options.Belt), onBelt the belt's uploads that AddBatches made.
-	belt   *staging.Belt
-	onBelt int
+	bytes   uint64    // data and rows handed to AddBatches
+	onBelt  beltShare // the batches' uploads through the meshes' belt
 	// Reused per frame: the batches to load, their data and rows, their
 	// handles.
 	loads   []*meshletBatch
@@ -76,7 +73,7 @@ func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload, o *w
 	if err != nil {
 		return nil, err
 	}
-	w.m, w.belt = m, o.sharedBelt
+	w.m, w.onBelt.belt = m, o.sharedBelt
 	o.reclaim("meshlets", m.Shrink)
 	return w, nil
 }
@@ -87,21 +84,8 @@ func (w *meshletWorkload) endFrame(*frameState, uint64) error { return nil }
 
 func (w *meshletWorkload) notes() []string {
 	st := w.m.Stats()
-	line := fmt.Sprintf("meshlets: %d batches added (%s), %d live; uploaded in %d writes",
-		w.allocs, inspect.FormatBytes(w.bytes), st.Batches, st.Writes)
-	if w.belt != nil {
-		line += fmt.Sprintf(", %d of them through the meshes' staging belt", w.onBelt)
-	}
-	return []string{line}
-}
-
-// beltUploads returns the uploads the staging belt has carried, 0
-// without one.
-func (w *meshletWorkload) beltUploads() int {
-	if w.belt == nil {
-		return 0
-	}
-	return w.belt.Stats().Uploads
+	return []string{fmt.Sprintf("meshlets: %d batches added (%s), %d live; uploaded in %d writes%s",
+		w.allocs, inspect.FormatBytes(w.bytes), st.Batches, st.Writes, w.onBelt.note(", ", ""))}
 }
 
 func (w *meshletWorkload) memory() memory.Holder { return w.m }
@@ -190,11 +174,11 @@ func (w *meshletWorkload) load(f *frameState, bs []*meshletBatch, batches []mesh
 	if len(bs) == 0 {
 		return nil
 	}
-	before := w.beltUploads()
+	before := w.onBelt.uploads()
 	t := f.gpumem.start(mgrMeshlet)
 	hs, err := w.m.AddBatches(w.handles[:0], batches)
 	f.gpumem.stop(t)
-	w.onBelt += w.beltUploads() - before
+	w.onBelt.add(before)
 	if err != nil {
 		return fmt.Errorf("load %s and %d more: %w", bs[0].name, len(bs)-1, err)
 	}

@@ -301,18 +301,23 @@ func TestStreamManagerTimes(t *testing.T) {
 	}
 }
 
-// TestStreamBelt runs the meshes, the meshlets and the constants through a
-// staging belt: its uploads are the Flushes', the meshlet batches' and the
-// ring's writes, its time a row of its own, every byte intact; without
-// Belt the meshlets go up in queue writes.
+// TestStreamBelt runs the meshes, the meshlets, the textures and the
+// constants through a staging belt: its uploads are the Flushes', the
+// meshlet batches', the texels' and the ring's writes, its time a row of
+// its own, every byte intact; without Belt the meshlets and textures go
+// up in queue writes.
 func TestStreamBelt(t *testing.T) {
 	out, _ := streamTest(t, Options{Seed: 1, Frames: 20, FlushBytes: DefaultFlushBytes})
-	if !regexp.MustCompile(`(?m)^meshlets: [1-9]\d* batches added .* uploaded in [1-9]\d* writes$`).MatchString(out) {
-		t.Errorf("without Belt, the summary does not show the meshlets in queue writes:\n%s", out)
+	if !regexp.MustCompile(`(?m)^meshlets: [1-9]\d* batches added .* uploaded in [1-9]\d* writes$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^textures: [1-9]\d* registered, `).MatchString(out) {
+		t.Errorf("without Belt, the summary does not show the meshlets and textures in queue writes:\n%s", out)
 	}
 	out, _ = streamTest(t, Options{Seed: 1, Frames: 20, Belt: true, FlushBytes: DefaultFlushBytes})
 	if !regexp.MustCompile(`meshlets: [1-9]\d* batches added .* uploaded in [1-9]\d* writes, [1-9]\d* of them through the meshes' staging belt`).MatchString(out) {
 		t.Errorf("with Belt, the summary does not show the meshlets through the belt:\n%s", out)
+	}
+	if !regexp.MustCompile(`textures: ([1-9]\d*) registered \(([1-9]\d*) of them through the meshes' staging belt\)`).MatchString(out) {
+		t.Errorf("with Belt, the summary does not show the textures through the belt:\n%s", out)
 	}
 	for _, want := range []string{"through a staging belt: ", "written through the meshes' staging belt", "  staging ", "every byte intact"} {
 		if !strings.Contains(out, want) {

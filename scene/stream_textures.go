@@ -59,6 +59,7 @@ type textureWorkload struct {
 	versions                 uint64 // Version changes seen: pages added
 	version                  uint64
 	changes                  []memory.Change // the registry's Changes, reused
+	onBelt                   beltShare       // texel uploads through the meshes' belt
 }
 
 type textureZone struct {
@@ -69,12 +70,13 @@ type textureZone struct {
 func newTextureWorkload(dev device.Device, scale int, o *workloadOptions) (*textureWorkload, error) {
 	dev = o.device("textures")
 	layers := min(uint32(scale)*textureLayersPerPage, dev.Limits().MaxArrayLayers)
-	r, err := bindless.New[string](dev, bindless.Options{Label: "textures/", LayersPerPage: layers, MaxPages: textureMaxPages * (1 + scale/32)})
+	r, err := bindless.New[string](dev, bindless.Options{Label: "textures/", LayersPerPage: layers, MaxPages: textureMaxPages * (1 + scale/32),
+		Belt: o.sharedBelt})
 	if err != nil {
 		return nil, err
 	}
 	o.reclaim("textures", r.Shrink)
-	return &textureWorkload{dev: dev, r: r, scale: scale, version: r.Version()}, nil
+	return &textureWorkload{dev: dev, r: r, scale: scale, version: r.Version(), onBelt: beltShare{belt: o.sharedBelt}}, nil
 }
 
 func (w *textureWorkload) release() { w.r.Release() }
@@ -119,9 +121,11 @@ func (w *textureWorkload) frame(f *frameState) error {
 			w.nextTag++
 			t := &demoTexture{zone: z, name: fmt.Sprintf("zone%d/tex%d", z, i), size: zn.sizes[i], tag: w.nextTag}
 			texels := fill(&w.scratch, t.tag, t.bytes())
+			before := w.onBelt.uploads()
 			tm := f.gpumem.start(mgrBindless)
 			h, err := w.r.Register(t.name, t.key(), texels)
 			f.gpumem.stop(tm)
+			w.onBelt.add(before)
 			t.h = h
 			if err != nil {
 				return fmt.Errorf("register %s: %w", t.name, err)
@@ -231,8 +235,8 @@ func (w *textureWorkload) notes() []string {
 			st.TexturesMoved, st.PagesReleased, st.PagesTrimmed, inspect.FormatBytes(st.BytesReleased), st.PagesGrown)
 	}
 	return []string{
-		fmt.Sprintf("textures: %d registered, %d unregistered; %d pages%s (binding slots 0-%d) in %d buckets, %d layers:",
-			w.registered, w.unregistered, st.Pages, vacant, st.Pages-1, st.Buckets, st.Layers),
+		fmt.Sprintf("textures: %d registered%s, %d unregistered; %d pages%s (binding slots 0-%d) in %d buckets, %d layers:",
+			w.registered, w.onBelt.note(" (", ")"), w.unregistered, st.Pages, vacant, st.Pages-1, st.Buckets, st.Layers),
 		fmt.Sprintf("  %d registered, %d defaults, %d free for reuse; layout version %d (%d bind-group rebuilds)%s",
 			st.Registered, st.Builtin, st.FreeLayers, st.Version, w.versions, released),
 	}

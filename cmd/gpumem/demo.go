@@ -83,8 +83,8 @@ for the next frames, so the first frames' burst of loading spreads over
 frames. A mesh no Flush has taken yet is left out of the spot checks (it is
 not resident, or holds its old data), and after the last frame the demo
 flushes until none is staged, so the final check reads every mesh back.
--belt uploads the meshes, meshlets and constants through one staging belt
-(mesh, meshlet: Options.Belt; ring.BufferOptions.Belt) ended each frame,
+-belt uploads meshes, meshlets, textures and constants through one staging
+belt (Options.Belt of mesh, meshlet, bindless; ring's) ended each frame,
 instead of queue writes: on a discrete GPU it is much faster, on the host
 device slower, so it is the default on a GPU and off on the host device;
 -belt=false or -belt=true chooses.
@@ -159,7 +159,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		cfg.FlushBytes = n
 		return err
 	})
-	fs.BoolVar(&cfg.Belt, "belt", false, "upload meshes, meshlets and constants through a staging belt (mesh and meshlet Options.Belt, ring.BufferOptions.Belt) instead of queue writes (default true on a GPU, false on the host device)")
+	fs.BoolVar(&cfg.Belt, "belt", false, "upload meshes, meshlets, textures and constants through a staging belt (Options.Belt of mesh, meshlet and bindless, ring.BufferOptions.Belt) instead of queue writes (default true on a GPU, false on the host device)")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (the frames and the final check) to `FILE`, for go tool pprof")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
