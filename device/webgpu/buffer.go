@@ -4,8 +4,6 @@ package webgpu
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/oliverbestmann/webgpu/wgpu"
@@ -141,7 +139,7 @@ func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error
 		if err != nil {
 			return err
 		}
-		copyMapped(dst, data)
+		copy(dst, data)
 		b.wrote(offset, dst)
 		return nil
 	}
@@ -310,29 +308,4 @@ func (d *Device) readMapped(b *wgpu.Buffer, offset uint64, dst []byte) error {
 		return d.fail("unmap read-back buffer", err)
 	}
 	return nil
-}
-
-// parallelCopyMin is the size from which copyMapped splits a copy.
-const parallelCopyMin = 1 << 20
-
-// copyMapped copies src into dst, a mapping at least as long: a copy of
-// parallelCopyMin bytes or more is split into parts of at least half
-// that, copied by up to four goroutines (GOMAXPROCS allowing) at once,
-// as one core alone does not reach what memory takes in writes to a
-// mapping.
-func copyMapped(dst, src []byte) {
-	n := len(src)
-	workers := min(runtime.GOMAXPROCS(0), 4, n/(parallelCopyMin/2))
-	if n < parallelCopyMin || workers < 2 {
-		copy(dst, src)
-		return
-	}
-	part := (n/workers + 63) &^ 63
-	var wg sync.WaitGroup
-	for at := part; at < n; at += part {
-		end := min(at+part, n)
-		wg.Go(func() { copy(dst[at:end], src[at:end]) })
-	}
-	copy(dst[:part], src[:part])
-	wg.Wait()
 }
