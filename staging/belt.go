@@ -154,8 +154,8 @@ func (b *Belt) UploadFunc(dst device.Buffer, dstOffset, n uint64, fill func(dst 
 // the belt, as device.Device.WriteTexture takes them: tightly packed rows,
 // top row first, exactly the mip's bytes. The rows go into a chunk
 // BytesPerRowAlignment apart (the padding zeroed), and one
-// CopyBufferToTexture is recorded. A mip larger than a chunk, rows
-// padded, goes by the device's WriteTexture instead. tex needs
+// CopyBufferToTexture is recorded. A mip whose padded rows do not fit in
+// a chunk goes by the device's WriteTexture instead. tex needs
 // TextureCopyDst and one sample, and layer and mip exist; a refused
 // upload (device.ErrInvalidSize, device.ErrOutOfBounds,
 // device.ErrInvalidUsage, checked before anything is written) changes

@@ -32,8 +32,13 @@
 // upload larger than the belt streams through it, never fails for want of
 // chunks and never writes a chunk the GPU still reads.
 //
-// The mesh allocator uploads through a Belt when given one
-// (mesh.Options.Belt); a program can use one for its own uploads too.
+// UploadTexture writes one layer's mip of a texture into a chunk, its rows
+// BytesPerRowAlignment apart, and records a copyBufferToTexture
+// (device.Device.CopyBufferToTexture).
+//
+// The mesh allocator, the meshlet manager and the bindless registry upload
+// through a Belt when given one (their Options.Belt); a program can use
+// one for its own uploads too.
 //
 // Against queue writes (WriteBuffer to the CopyDst destination): a GPU
 // backend's queue write copies the bytes into a staging buffer it makes
