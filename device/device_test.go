@@ -81,6 +81,14 @@ func TestTextureDesc(t *testing.T) {
 	if got := d.MipBytes(1); got != 6*3*8 {
 		t.Errorf("MipBytes(1) = %d", got)
 	}
+	for m, want := range []uint32{256, 256, 256} { // rows of 104, 48 and 24 bytes
+		if got := d.PaddedRow(uint32(m)); got != want {
+			t.Errorf("PaddedRow(%d) = %d, want %d", m, got, want)
+		}
+	}
+	if got := (device.TextureDesc{Format: device.RGBA32Float, Width: 40}).PaddedRow(0); got != 768 { // a row of 640 bytes
+		t.Errorf("PaddedRow of 40 RGBA32Float texels = %d, want 768", got)
+	}
 	if got := d.LayerBytes(); got != (91+18+3+1)*8 {
 		t.Errorf("LayerBytes = %d", got)
 	}

@@ -146,6 +146,14 @@ func (d TextureDesc) MipBytes(mip uint32) uint64 {
 	return uint64(w) * uint64(h) * uint64(d.Format.BytesPerTexel())
 }
 
+// PaddedRow returns the bytes from one row of mip level mip to the next
+// in a copy between a buffer and the texture with rows as close as they
+// may be: a row's bytes rounded up to BytesPerRowAlignment.
+func (d TextureDesc) PaddedRow(mip uint32) uint32 {
+	w, _ := d.MipSize(mip)
+	return (w*d.Format.BytesPerTexel() + BytesPerRowAlignment - 1) &^ (BytesPerRowAlignment - 1)
+}
+
 // LayerBytes returns the size in bytes of one layer with all its mips, as
 // MipBytes counts them. Multisampled textures hold Samples times that.
 func (d TextureDesc) LayerBytes() uint64 {

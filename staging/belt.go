@@ -172,8 +172,7 @@ func (b *Belt) UploadTexture(tex device.Texture, layer, mip uint32, data []byte)
 		return fmt.Errorf("staging: UploadTexture to texture %q of usage %v: %w", desc.Label, desc.Usage, device.ErrInvalidUsage)
 	}
 	w, h := desc.MipSize(mip)
-	row := uint64(w) * uint64(desc.Format.BytesPerTexel())
-	pitch := (row + device.BytesPerRowAlignment - 1) &^ (device.BytesPerRowAlignment - 1)
+	row, pitch := uint64(w)*uint64(desc.Format.BytesPerTexel()), uint64(desc.PaddedRow(mip))
 	// The offset: a multiple of 4 and of the texel size (1 to 16 bytes,
 	// a power of two).
 	align := max(uint64(device.CopyAlignment), uint64(desc.Format.BytesPerTexel()))

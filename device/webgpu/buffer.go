@@ -212,12 +212,10 @@ func (d *Device) CopyBuffer(dsrc device.Buffer, srcOffset uint64, ddst device.Bu
 	if size == 0 {
 		return nil
 	}
-	d.copyFromMapped(src, srcOffset, size)
-	enc, err := d.encoder()
+	enc, err := d.copyEncoder(src, srcOffset, size)
 	if err != nil {
 		return err
 	}
-	src.recordedIn = d.encSerial
 	if err := enc.TryCopyBufferToBuffer(src.buf, srcOffset, dst.buf, dstOffset, size); err != nil {
 		return d.fail("copy buffer", err)
 	}

@@ -49,6 +49,20 @@ func (d *Device) copyFromMapped(b *Buffer, offset, size uint64) {
 	b.copyHi = max(b.copyHi, offset+size)
 }
 
+// copyEncoder returns the encoder to record a copy of size bytes from
+// offset of b in, with the copy noted: for unmapping at the submit
+// (copyFromMapped), and as b's last recorded copy (Buffer.recordedIn), which
+// mapForWrite submits before it maps b again.
+func (d *Device) copyEncoder(b *Buffer, offset, size uint64) (*wgpu.CommandEncoder, error) {
+	d.copyFromMapped(b, offset, size)
+	enc, err := d.encoder()
+	if err != nil {
+		return nil, err
+	}
+	b.recordedIn = d.encSerial
+	return enc, nil
+}
+
 // unmapCopied unmaps the buffers copies read from while mapped; flush
 // calls it before submitting.
 func (d *Device) unmapCopied() error {

@@ -176,12 +176,10 @@ func (d *Device) CopyBufferToTexture(dsrc device.Buffer, srcOffset uint64, bytes
 	if err != nil {
 		return fmt.Errorf("webgpu: copy buffer %q to texture %q: %w", src.desc.Label, t.desc.Label, err)
 	}
-	d.copyFromMapped(src, srcOffset, n)
-	enc, err := d.encoder()
+	enc, err := d.copyEncoder(src, srcOffset, n)
 	if err != nil {
 		return err
 	}
-	src.recordedIn = d.encSerial
 	w, h := t.desc.MipSize(mip)
 	err = enc.TryCopyBufferToTexture(
 		&wgpu.TexelCopyBufferInfo{Buffer: src.buf, Layout: wgpu.TexelCopyBufferLayout{Offset: srcOffset, BytesPerRow: bytesPerRow, RowsPerImage: h}},
@@ -195,13 +193,6 @@ func (d *Device) CopyBufferToTexture(dsrc device.Buffer, srcOffset uint64, bytes
 	return nil
 }
 
-// paddedRow returns the bytes per row of mip in a buffer copy: a multiple
-// of 256.
-func paddedRow(desc device.TextureDesc, mip uint32) uint32 {
-	w, _ := desc.MipSize(mip)
-	return uint32(alignUp(uint64(w*desc.Format.BytesPerTexel()), device.BytesPerRowAlignment))
-}
-
 // ReadTexture submits, waits and reads one layer's mip level.
 func (d *Device) ReadTexture(dt device.Texture, layer, mip uint32, dst []byte) error {
 	t, err := d.mipAccess(dt, "read", device.TextureCopySrc, layer, mip, len(dst))
@@ -209,7 +200,7 @@ func (d *Device) ReadTexture(dt device.Texture, layer, mip uint32, dst []byte) e
 		return err
 	}
 	w, h := t.desc.MipSize(mip)
-	row := paddedRow(t.desc, mip)
+	row := t.desc.PaddedRow(mip)
 	size := uint64(row) * uint64(h)
 	staging, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
 		Label: "gpumem texture read-back",
@@ -332,7 +323,7 @@ func (d *Device) GenerateMips(dt device.Texture, layer uint32) error {
 	for m := range desc.Mips {
 		_, h := desc.MipSize(m)
 		offsets[m] = total
-		total = alignUp(total+uint64(paddedRow(desc, m))*uint64(h), 256)
+		total = alignUp(total+uint64(desc.PaddedRow(m))*uint64(h), 256)
 	}
 	if total > d.limits.MaxStorageBufferBindingSize || total > d.limits.MaxBufferSize {
 		return d.generateMipsOnHost(t, layer)
@@ -351,7 +342,7 @@ func (d *Device) GenerateMips(dt device.Texture, layer uint32) error {
 		p := params[stride*uint64(m):]
 		for i, v := range []uint32{
 			inW, inH, outW, outH,
-			paddedRow(desc, m-1) / 4, paddedRow(desc, m) / 4, uint32(offsets[m-1] / 4), uint32(offsets[m] / 4),
+			desc.PaddedRow(m-1) / 4, desc.PaddedRow(m) / 4, uint32(offsets[m-1] / 4), uint32(offsets[m] / 4),
 			desc.Format.BytesPerTexel(), mipKind(desc.Format), 0, 0,
 		} {
 			binary.LittleEndian.PutUint32(p[4*i:], v)
@@ -385,7 +376,7 @@ func (d *Device) GenerateMips(dt device.Texture, layer uint32) error {
 	}
 	bufAt := func(m uint32) *wgpu.TexelCopyBufferInfo {
 		_, h := desc.MipSize(m)
-		return &wgpu.TexelCopyBufferInfo{Buffer: work, Layout: wgpu.TexelCopyBufferLayout{Offset: offsets[m], BytesPerRow: paddedRow(desc, m), RowsPerImage: h}}
+		return &wgpu.TexelCopyBufferInfo{Buffer: work, Layout: wgpu.TexelCopyBufferLayout{Offset: offsets[m], BytesPerRow: desc.PaddedRow(m), RowsPerImage: h}}
 	}
 	extent := func(m uint32) *wgpu.Extent3D {
 		w, h := desc.MipSize(m)
