@@ -310,26 +310,126 @@ const (
 	guardKernel
 )
 
+// moveKernelSources are the move kernels: where each is kept, its label
+// and its code.
+func moveKernelSources(k *kernels) [3]kernelSource {
+	return [3]kernelSource{
+		{&k.copyVec4, "gpumem copy vec4", copyVec4WGSL},
+		{&k.copyShift, "gpumem copy shift", copyShiftWGSL},
+		{&k.copyWord, "gpumem copy word", copyWordWGSL},
+	}
+}
+
+// kernelSource is a kernel to build: where it is kept, its label and its
+// code.
+type kernelSource struct {
+	dst  *kernel
+	name string
+	code string
+}
+
+// precompiled is the move kernels' pipelines being built off the caller's
+// goroutine. A shader compiler may take tens of milliseconds a kernel,
+// and a renderer's first compaction should not pay them in its frame: the
+// device starts building them when it opens (precompile), and the first
+// Move takes them (takePrecompiled), waiting only for what is left.
+// wgpu-native's device may be used from several threads, and the
+// binding's calls open and close their error scopes within one cgo call,
+// on one thread, where wgpu keeps them. done is closed when pipes and
+// err are set.
+type precompiled struct {
+	done  chan struct{}
+	pipes [3]*wgpu.ComputePipeline
+	err   error
+}
+
+// precompile starts building the move kernels on a goroutine of their
+// own, when the device will move by compute.
+func (d *Device) precompile() {
+	if d.noCompute || d.opts.Moves == MoveCopy {
+		return
+	}
+	k := &kernels{}
+	if err := d.moveLayouts(k); err != nil {
+		return // the first Move builds them, and reports the error
+	}
+	d.kernels = k
+	p := &precompiled{done: make(chan struct{})}
+	d.pre = p
+	layout := k.movePipelineLayout
+	go func() {
+		defer close(p.done)
+		for i, s := range moveKernelSources(k) {
+			p.pipes[i], p.err = d.buildPipeline(s, layout)
+			if p.err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// takePrecompiled waits for the precompiled move kernels, if any, and
+// keeps those that were built; after an error the first Move builds them
+// again, and reports it.
+func (d *Device) takePrecompiled() {
+	p := d.pre
+	if p == nil {
+		return
+	}
+	d.pre = nil
+	<-p.done
+	for i, s := range moveKernelSources(d.kernels) {
+		if p.pipes[i] == nil {
+			continue
+		}
+		if p.err != nil {
+			p.pipes[i].Release()
+			continue
+		}
+		*s.dst = kernel{pipeline: p.pipes[i], layout: d.kernels.moveLayout}
+	}
+}
+
+// buildPipeline compiles s's code and makes its pipeline with layout (nil:
+// from the shader). It touches no state of d's: precompile calls it off
+// the caller's goroutine.
+func (d *Device) buildPipeline(s kernelSource, layout *wgpu.PipelineLayout) (*wgpu.ComputePipeline, error) {
+	mod, err := d.dev.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{
+		Label:      s.name,
+		WGSLSource: &wgpu.ShaderSourceWGSL{Code: wgslConsts + s.code},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	defer mod.Release()
+	p, err := d.createComputePipeline(s.name, layout, mod)
+	if err != nil {
+		return nil, fmt.Errorf("create pipeline: %w", err)
+	}
+	return p, nil
+}
+
 // kernelsOrErr returns the device's compute pipelines with those of need
 // built: each is built on its first use, so a device that only moves
-// never compiles the patch and mip kernels.
+// never compiles the patch and mip kernels (the move kernels are started
+// when the device opens: precompile).
 func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
+	if need&moveKernels != 0 {
+		d.takePrecompiled()
+	}
 	if d.kernels == nil {
 		d.kernels = &kernels{}
 	}
 	k := d.kernels
+	moves := moveKernelSources(k)
 	for _, s := range []struct {
-		set  kernelSet
-		dst  *kernel
-		name string
-		code string
+		set kernelSet
+		kernelSource
 	}{
-		{moveKernels, &k.copyVec4, "gpumem copy vec4", copyVec4WGSL},
-		{moveKernels, &k.copyShift, "gpumem copy shift", copyShiftWGSL},
-		{moveKernels, &k.copyWord, "gpumem copy word", copyWordWGSL},
-		{patchKernel, &k.patch, "gpumem patch", patchWGSL},
-		{mipKernel, &k.mip, "gpumem mip", mipWGSL},
-		{guardKernel, &k.guard, "gpumem guard", guardWGSL},
+		{moveKernels, moves[0]}, {moveKernels, moves[1]}, {moveKernels, moves[2]},
+		{patchKernel, kernelSource{&k.patch, "gpumem patch", patchWGSL}},
+		{mipKernel, kernelSource{&k.mip, "gpumem mip", mipWGSL}},
+		{guardKernel, kernelSource{&k.guard, "gpumem guard", guardWGSL}},
 	} {
 		if need&s.set == 0 || s.dst.pipeline != nil {
 			continue
@@ -341,17 +441,9 @@ func (d *Device) kernelsOrErr(need kernelSet) (*kernels, error) {
 			}
 			layout = k.movePipelineLayout
 		}
-		mod, err := d.dev.TryCreateShaderModule(&wgpu.ShaderModuleDescriptor{
-			Label:      s.name,
-			WGSLSource: &wgpu.ShaderSourceWGSL{Code: wgslConsts + s.code},
-		})
+		p, err := d.buildPipeline(s.kernelSource, layout)
 		if err != nil {
-			return nil, d.fail(fmt.Sprintf("compile %s", s.name), err)
-		}
-		p, err := d.createComputePipeline(s.name, layout, mod)
-		mod.Release()
-		if err != nil {
-			return nil, d.fail(fmt.Sprintf("create pipeline %s", s.name), err)
+			return nil, d.fail(s.name, err)
 		}
 		if layout != nil {
 			*s.dst = kernel{pipeline: p, layout: k.moveLayout}

@@ -3,9 +3,12 @@
 package webgpu
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/gpumem/gpumem/device"
 )
 
 // newTestDevice opens a device or skips t (fails it in CI), as
@@ -25,4 +28,63 @@ func newTestDevice(t testing.TB, opts Options) *Device {
 	}
 	t.Cleanup(d.Release)
 	return d
+}
+
+// TestPrecompile checks that a device that moves by compute starts
+// building the move kernels when it opens, that its first Move takes
+// them and moves right, that a device released before any Move waits for
+// them, and that one that copies builds none.
+func TestPrecompile(t *testing.T) {
+	if !computeMoves {
+		t.Skip("this platform moves by copies")
+	}
+	d := newTestDevice(t, Options{Moves: MoveCompute})
+	if d.pre == nil || d.kernels == nil || d.kernels.moveLayout == nil {
+		t.Fatalf("opened without starting the move kernels: pre %v, kernels %v", d.pre, d.kernels)
+	}
+	buf, err := d.CreateBuffer(device.BufferDesc{Label: "precompile", Size: 1 << 16, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Release()
+	want := make([]byte, 1<<16)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	if err := d.WriteBuffer(buf, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	moves := []device.Move{{Src: 4096, Dst: 0, Size: 8192}, {Src: 32768, Dst: 16384, Size: 1024}}
+	if err := d.Move(buf, moves); err != nil {
+		t.Fatal(err)
+	}
+	if d.pre != nil {
+		t.Fatal("the first Move left the precompiled kernels untaken")
+	}
+	for _, k := range []*kernel{&d.kernels.copyVec4, &d.kernels.copyShift, &d.kernels.copyWord} {
+		if k.pipeline == nil || k.layout != d.kernels.moveLayout {
+			t.Fatalf("a move kernel was not taken: %+v", *k)
+		}
+	}
+	got := make([]byte, len(want))
+	if err := d.ReadBuffer(buf, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range moves {
+		copy(want[m.Dst:m.Dst+m.Size], want[m.Src:m.Src+m.Size])
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("the moved bytes differ")
+	}
+
+	early := newTestDevice(t, Options{Moves: MoveCompute})
+	early.Release() // before the kernels are taken: waits for them
+	if early.pre != nil || early.kernels != nil {
+		t.Fatalf("released with pre %v, kernels %v", early.pre, early.kernels)
+	}
+
+	copies := newTestDevice(t, Options{Moves: MoveCopy})
+	if copies.pre != nil || copies.kernels != nil {
+		t.Fatal("a device that moves by copies started the move kernels")
+	}
 }

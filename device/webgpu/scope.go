@@ -48,6 +48,7 @@ static int gpumem_pop(void *device) {
 import "C"
 
 import (
+	"runtime"
 	"unsafe"
 
 	"github.com/oliverbestmann/webgpu/wgpu"
@@ -67,7 +68,11 @@ func rawDevice(dev *wgpu.Device) unsafe.Pointer {
 
 // withOOMScope runs create in an OutOfMemory error scope; oom is true when
 // the scope caught an out-of-memory error.
+// wgpu keeps error scopes per thread: the push, create and pop must run
+// on one, and a goroutine may move between threads between cgo calls.
 func (d *Device) withOOMScope(create func() error) (oom bool, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	raw := rawDevice(d.dev)
 	C.gpumem_push_oom(raw)
 	err = create()

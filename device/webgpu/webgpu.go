@@ -198,6 +198,7 @@ type Device struct {
 	blockingMaps int
 
 	kernels *kernels     // compute pipelines, built on first use
+	pre     *precompiled // the move kernels being built (kernels.go)
 	planner planner      // reused by every Move
 	tables  moveTables   // reused by every Move on the compute path
 	stage   tableStaging // where the compute path's tables are written
@@ -577,6 +578,7 @@ func (d *Device) Release() {
 	d.stage.release()
 	d.timer.release()
 	d.timer = nil
+	d.takePrecompiled()
 	d.kernels.release()
 	d.kernels = nil
 	if d.enc != nil {

@@ -65,6 +65,7 @@ func attach(dev *wgpu.Device, opts Options) (*Device, error) {
 	}
 	d.fences.init(d)
 	d.timer = newTimer(d)
+	d.precompile()
 	return d, nil
 }
 
