@@ -22,6 +22,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 	}{
 		{"Limits", testLimits},
 		{"CreateBuffer", testCreateBuffer},
+		{"Prepare", testPrepare},
 		{"WriteRead", testWriteRead},
 		{"CopyBuffer", testCopyBuffer},
 		{"MapWrite", testMapWrite},

@@ -76,14 +76,29 @@ func internalUsage(u device.Usage) wgpu.BufferUsage {
 
 // CreateBuffer creates a zeroed buffer.
 func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
-	if err := d.usable(); err != nil {
+	if err := d.creatable(desc); err != nil {
 		return nil, err
 	}
-	if err := desc.Validate(d.limits); err != nil {
-		return nil, fmt.Errorf("webgpu: create buffer: %w", err)
+	wb, oom, err := d.createRaw(desc)
+	return d.adopt(desc, wb, oom, err)
+}
+
+// creatable checks that d can create a buffer of desc.
+func (d *Device) creatable(desc device.BufferDesc) error {
+	if err := d.usable(); err != nil {
+		return err
 	}
-	var wb *wgpu.Buffer
-	oom, err := d.withOOMScope(func() (err error) {
+	if err := desc.Validate(d.limits); err != nil {
+		return fmt.Errorf("webgpu: create buffer: %w", err)
+	}
+	return nil
+}
+
+// createRaw creates the binding's buffer for desc, in an out-of-memory
+// scope. It touches no state of d's: PrepareBuffer calls it off the
+// caller's goroutine.
+func (d *Device) createRaw(desc device.BufferDesc) (wb *wgpu.Buffer, oom bool, err error) {
+	oom, err = d.withOOMScope(func() (err error) {
 		wb, err = d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
 			Label:            desc.Label,
 			Size:             desc.Size,
@@ -92,6 +107,11 @@ func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 		})
 		return err
 	})
+	return wb, oom, err
+}
+
+// adopt turns createRaw's result into d's Buffer, or its error.
+func (d *Device) adopt(desc device.BufferDesc, wb *wgpu.Buffer, oom bool, err error) (device.Buffer, error) {
 	if err != nil {
 		return nil, d.fail(fmt.Sprintf("create buffer %q", desc.Label), err)
 	}
@@ -106,6 +126,59 @@ func (d *Device) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 	}
 	d.buffers[b] = struct{}{}
 	return b, nil
+}
+
+// PrepareBuffer starts creating a buffer of desc on a goroutine of its
+// own (see device.Prepare; in the browser, at Take). An invalid desc, or a device released or
+// lost, fails at Take. Release waits for the goroutines of the buffers
+// not taken yet and destroys their buffers; a Take after it fails with
+// ErrReleased.
+func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
+	if err := d.creatable(desc); err != nil {
+		return device.NewPending(func(bool) (device.Buffer, error) { return nil, err })
+	}
+	if !prepareOffThread {
+		return device.CreateAtTake(d, desc)
+	}
+	p := &preparing{done: make(chan struct{})}
+	d.preparing[p] = struct{}{}
+	go func() {
+		defer close(p.done)
+		p.wb, p.oom, p.err = d.createRaw(desc)
+	}()
+	return device.NewPending(func(take bool) (device.Buffer, error) {
+		<-p.done
+		if _, ok := d.preparing[p]; !ok {
+			return nil, fmt.Errorf("webgpu: prepared buffer %q: %w", desc.Label, device.ErrReleased)
+		}
+		delete(d.preparing, p)
+		if !take || d.lost {
+			p.destroy()
+			if take {
+				return nil, d.usable()
+			}
+			return nil, nil
+		}
+		return d.adopt(desc, p.wb, p.oom, p.err)
+	})
+}
+
+// preparing is a buffer PrepareBuffer is creating; done is closed when
+// the other fields are set.
+type preparing struct {
+	done chan struct{}
+	wb   *wgpu.Buffer
+	oom  bool
+	err  error
+}
+
+// destroy destroys the buffer created, if any.
+func (p *preparing) destroy() {
+	if p.wb != nil {
+		p.wb.Destroy()
+		p.wb.Release()
+		p.wb = nil
+	}
 }
 
 // buffer checks that db is a live buffer of d and has the usage want.

@@ -88,3 +88,25 @@ func TestPrecompile(t *testing.T) {
 		t.Fatal("a device that moves by copies started the move kernels")
 	}
 }
+
+// TestPrepareOffThread checks that PrepareBuffer creates natively on a
+// goroutine of its own (the buffer is tracked as preparing until taken)
+// and that a Take adopts it as the device's buffer.
+func TestPrepareOffThread(t *testing.T) {
+	if !prepareOffThread {
+		t.Skip("this platform creates prepared buffers at Take")
+	}
+	d := newTestDevice(t, Options{})
+	p := d.PrepareBuffer(device.BufferDesc{Label: "ahead", Size: 1 << 20, Usage: device.CopySrc | device.CopyDst})
+	if len(d.preparing) != 1 {
+		t.Fatalf("%d buffers preparing, want 1", len(d.preparing))
+	}
+	b, err := p.Take()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if _, ok := d.buffers[b.(*Buffer)]; !ok || len(d.preparing) != 0 {
+		t.Fatalf("taken: tracked %v, %d still preparing", ok, len(d.preparing))
+	}
+}

@@ -197,3 +197,9 @@ const stagedTables = false
 // does nothing, and a page that opens many devices (a test binary) would
 // otherwise keep every one until the garbage collector finds it.
 func releaseDevice(dev *wgpu.Device) { jsOf(dev).Call("destroy") }
+
+// prepareOffThread says whether PrepareBuffer creates buffers on a
+// goroutine of its own. In the browser it does not: there the goroutine
+// would interleave its error scopes (awaited promises) with the caller's
+// calls; the buffer is created at Take.
+const prepareOffThread = false

@@ -76,3 +76,8 @@ const stagedTables = true
 
 // releaseDevice releases a device New created.
 func releaseDevice(dev *wgpu.Device) { dev.Release() }
+
+// prepareOffThread says whether PrepareBuffer creates buffers on a
+// goroutine of its own: natively it does, wgpu-native's device being safe
+// to use from several threads.
+const prepareOffThread = true

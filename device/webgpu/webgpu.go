@@ -199,9 +199,11 @@ type Device struct {
 
 	kernels *kernels     // compute pipelines, built on first use
 	pre     *precompiled // the move kernels being built (kernels.go)
-	planner planner      // reused by every Move
-	tables  moveTables   // reused by every Move on the compute path
-	stage   tableStaging // where the compute path's tables are written
+	// preparing holds the buffers PrepareBuffer is creating, until taken.
+	preparing map[*preparing]struct{}
+	planner   planner      // reused by every Move
+	tables    moveTables   // reused by every Move on the compute path
+	stage     tableStaging // where the compute path's tables are written
 	// noCompute: Move copies, because the compute pipelines failed to
 	// build or the platform refuses the move kernels (!computeMoves).
 	noCompute bool
@@ -580,6 +582,11 @@ func (d *Device) Release() {
 	d.timer = nil
 	d.takePrecompiled()
 	d.kernels.release()
+	for p := range d.preparing {
+		<-p.done
+		p.destroy()
+	}
+	clear(d.preparing)
 	d.kernels = nil
 	if d.enc != nil {
 		d.enc.Release()

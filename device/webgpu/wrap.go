@@ -50,12 +50,13 @@ func attach(dev *wgpu.Device, opts Options) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{
-		opts:     opts,
-		dev:      dev,
-		queue:    dev.GetQueue(),
-		limits:   lower(wl, opts.Limits),
-		buffers:  map[*Buffer]struct{}{},
-		textures: map[*Texture]struct{}{},
+		opts:      opts,
+		dev:       dev,
+		queue:     dev.GetQueue(),
+		limits:    lower(wl, opts.Limits),
+		buffers:   map[*Buffer]struct{}{},
+		textures:  map[*Texture]struct{}{},
+		preparing: map[*preparing]struct{}{},
 	}
 	if !computeMoves {
 		if opts.Moves == MoveCompute {
