@@ -98,6 +98,9 @@ type Arena struct {
 	dev  device.Device
 	opts Options
 	buf  device.Buffer
+	// ahead is the next growth's buffers, prepared (ahead.go); nil when
+	// none are.
+	ahead *ahead
 	// planes are the buffers of Options.Planes, in its order.
 	planes []device.Buffer
 	alloc  *offset.Allocator
@@ -185,11 +188,7 @@ func New(dev device.Device, opts Options) (*Arena, error) {
 func (o *Options) createBuffers(dev device.Device, elems uint32) ([]device.Buffer, error) {
 	bufs := make([]device.Buffer, 1+len(o.Planes))
 	for i := range bufs {
-		desc := device.BufferDesc{Label: o.Label, Size: uint64(elems) * uint64(o.planeElemSize(i)), Usage: o.Usage}
-		if i > 0 {
-			desc.Label += " plane " + strconv.Itoa(i)
-		}
-		b, err := dev.CreateBuffer(desc)
+		b, err := dev.CreateBuffer(o.bufferDesc(i, elems))
 		if err != nil {
 			for _, b := range bufs[:i] {
 				b.Release()
@@ -199,6 +198,15 @@ func (o *Options) createBuffers(dev device.Device, elems uint32) ([]device.Buffe
 		bufs[i] = b
 	}
 	return bufs, nil
+}
+
+// bufferDesc describes plane i's buffer for capacity elems.
+func (o *Options) bufferDesc(i int, elems uint32) device.BufferDesc {
+	desc := device.BufferDesc{Label: o.Label, Size: uint64(elems) * uint64(o.planeElemSize(i)), Usage: o.Usage}
+	if i > 0 {
+		desc.Label += " plane " + strconv.Itoa(i)
+	}
+	return desc
 }
 
 // planeElemSize returns the element size of plane i: 0 is the first
@@ -272,7 +280,11 @@ func (a *Arena) AllocateOwned(elems uint32, owner uint64) (Handle, error) {
 	if err != nil {
 		return Handle{}, a.refused(elems, err)
 	}
-	return a.place(h, elems, owner)
+	hd, err := a.place(h, elems, owner)
+	if err == nil {
+		a.prepareAhead()
+	}
+	return hd, err
 }
 
 // refused returns the error for the allocator's refusal err of a request
@@ -449,6 +461,7 @@ func (a *Arena) Release() {
 		return
 	}
 	a.released = true
+	a.dropAhead()
 	a.buf.Release()
 	a.logMoves()
 	a.changes.Released(a.buf, nil)

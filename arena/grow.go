@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/offset"
 )
 
@@ -110,10 +111,15 @@ func (a *Arena) growFor(size uint32, factor float64) error {
 	return a.grow(uint32(target))
 }
 
-// grow moves the arena to a new buffer of capacity elements. The arena is
+// grow moves the arena to a new buffer of capacity elements, or of more
+// when buffers prepared ahead hold that many (ahead.go). The arena is
 // unchanged when it fails.
 func (a *Arena) grow(capacity uint32) error {
-	if err := a.rebuffer("grow", capacity, a.alloc.Grow); err != nil {
+	bufs, elems := a.takeAhead(capacity)
+	if bufs != nil {
+		capacity = elems
+	}
+	if err := a.rebuffer("grow", capacity, a.alloc.Grow, bufs); err != nil {
 		return err
 	}
 	a.stats.Growths++
@@ -123,11 +129,15 @@ func (a *Arena) grow(capacity uint32) error {
 // rebuffer moves the arena to a new buffer of capacity elements, which
 // its used range fits: one new buffer, one copy of the used range, resize
 // (the allocator's Grow or Shrink) to capacity, the old buffer released
-// once the device is done with it. The arena is unchanged when it fails.
-func (a *Arena) rebuffer(op string, capacity uint32, resize func(uint32) error) error {
-	bufs, err := a.opts.createBuffers(a.dev, capacity)
-	if err != nil {
-		return fmt.Errorf("arena %q: %s to %d elements: %w", a.opts.Label, op, capacity, err)
+// once the device is done with it. bufs, when not nil, are the new
+// buffers, made already; they are released if it fails. The arena is
+// unchanged when it fails.
+func (a *Arena) rebuffer(op string, capacity uint32, resize func(uint32) error, bufs []device.Buffer) error {
+	if bufs == nil {
+		var err error
+		if bufs, err = a.opts.createBuffers(a.dev, capacity); err != nil {
+			return fmt.Errorf("arena %q: %s to %d elements: %w", a.opts.Label, op, capacity, err)
+		}
 	}
 	drop := func() {
 		for _, b := range bufs {

@@ -67,6 +67,13 @@ type Options struct {
 	// MinElems is the smallest capacity a shrink moves to. Default
 	// InitialElems; at most MaxElems.
 	MinElems uint32
+	// GrowAhead, when above 0, creates the buffers of the next growth
+	// ahead of need: once free elements fall below this fraction of the
+	// capacity, off the caller's goroutine on a device that can (see
+	// ahead.go). Below 1; 0.25 leaves the creation a quarter of the
+	// capacity's worth of allocations to finish in. Off (0) by default:
+	// the buffers hold their memory from then on.
+	GrowAhead float64
 	// GuardBytes, when not zero, gives every allocation a margin of at
 	// least that many bytes after its elements, filled with GuardPattern
 	// and checked by CheckGuards: a debugging aid that catches writes past
@@ -227,6 +234,9 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	}
 	if o.Policy > offset.Fit {
 		return o, fmt.Errorf("%w: unknown policy %v", ErrInvalidOptions, o.Policy)
+	}
+	if !(o.GrowAhead >= 0 && o.GrowAhead < 1) {
+		return o, fmt.Errorf("%w: GrowAhead %v (want 0 to below 1)", ErrInvalidOptions, o.GrowAhead)
 	}
 	if !(o.ShrinkBelow >= 0 && o.ShrinkBelow < 1) || o.ShrinkAfter < 0 {
 		return o, fmt.Errorf("%w: ShrinkBelow %v (want 0 to below 1), ShrinkAfter %d", ErrInvalidOptions, o.ShrinkBelow, o.ShrinkAfter)

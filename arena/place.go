@@ -144,6 +144,7 @@ func (a *Arena) placeBatch(dst []Placement, reqs []Request, up Uploader, some bo
 		clear(out)
 		return dst[:n0], a.placeMoves, err
 	}
+	a.prepareAhead()
 	return dst, a.placeMoves, nil
 }
 

@@ -67,7 +67,8 @@ func (a *Arena) watchShrink() error {
 // shrink moves the arena to a new buffer of capacity elements, which the
 // used range fits. The arena is unchanged when it fails.
 func (a *Arena) shrink(capacity uint32) error {
-	if err := a.rebuffer("shrink", capacity, a.alloc.Shrink); err != nil {
+	a.dropAhead()
+	if err := a.rebuffer("shrink", capacity, a.alloc.Shrink, nil); err != nil {
 		return err
 	}
 	a.stats.Shrinks++

@@ -31,6 +31,9 @@ type Stats struct {
 	SweepsArmed        uint64 // sweep episodes started
 	SweepsCompleted    uint64 // sweep episodes that reached the end
 	Uploads            uint64 // writes and uploads made by Place and Rewrite
+	// PreparedBytes is the bytes of the next growth's buffers, created
+	// ahead of need (Options.GrowAhead) and not taken yet.
+	PreparedBytes uint64
 
 	// With Options.TimeMoves on a device with a Timer: the batches of
 	// moves whose GPU time has come back, and the sum of that time
@@ -55,5 +58,8 @@ func (a *Arena) Stats() Stats {
 	s.FreeElems = r.Free
 	s.ReservedElems = uint64(s.CapacityElems - r.Free)
 	s.LargestFreeElems = a.alloc.LargestFree()
+	if a.ahead != nil {
+		s.PreparedBytes = a.ahead.bytes
+	}
 	return s
 }

@@ -39,6 +39,12 @@ type Options struct {
 	// fit in it (or it grows by what the frame needs, if more). Must be
 	// above 1. Default 1.5.
 	GrowthFactor float64
+	// GrowAhead creates a slab's next buffer ahead of its growth, off
+	// the caller's goroutine on a device that can, once its free space
+	// falls below this fraction (arena.Options.GrowAhead): a growth then
+	// costs a Flush a copy, not the creation of a buffer. Off (0) by
+	// default.
+	GrowAhead float64
 	// NoBaseVertex gives every vertex array a buffer of its own, for
 	// platforms whose draws cannot offset the first vertex (WebGL 2's
 	// missing BASE_VERTEX). Index arrays still share slabs: first index
@@ -98,7 +104,8 @@ type Options struct {
 
 // resolve fills in defaults and checks s against the device's limits.
 // The limits of what s passes down to the slabs' arenas (GrowthFactor,
-// MaxMeshesPerSlab, GuardBytes, ShrinkBelow, ShrinkAfter) are arena's:
+// GrowAhead, MaxMeshesPerSlab, GuardBytes, ShrinkBelow, ShrinkAfter) are
+// arena's:
 // resolve checks them through arena.Options.Validate, on the options of a
 // slab of 4-byte slots (uint32 indices). Every other slab's options differ
 // only in sizes derived from the same MaxSlabBytes, and a slab is made
@@ -183,6 +190,7 @@ func (s *Options) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move
 		InitialElems: capacity,
 		MaxElems:     sh.maxSlots,
 		GrowthFactor: s.GrowthFactor,
+		GrowAhead:    s.GrowAhead,
 		MaxAllocs:    s.MaxMeshesPerSlab,
 		GuardBytes:   s.GuardBytes,
 		ShrinkBelow:  s.ShrinkBelow,

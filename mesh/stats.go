@@ -26,6 +26,9 @@ type Stats struct {
 	MeshesMoved   uint64 // ranges reported moved (Moves, of live meshes)
 	LoaderOps     uint64 // Loader calls Flush applied
 	LoaderDropped uint64 // of those, Modify and Remove of a mesh no longer live
+	// PreparedBytes is the bytes of the slabs' next buffers, made ahead of
+	// their growth (Options.GrowAhead) and not taken yet.
+	PreparedBytes uint64
 }
 
 // Buffers returns the device buffers the allocator holds: slabs and
@@ -53,6 +56,7 @@ func (a *Allocator) Stats() Stats {
 		}
 		s.SlabBytes += uint64(st.CapacityElems) * sb
 		s.UsedBytes += st.OccupiedElems * sb
+		s.PreparedBytes += st.PreparedBytes
 		s.add(st)
 	}
 	return s

@@ -129,6 +129,12 @@ type meshSpec struct {
 	format     mesh.IndexFormat
 }
 
+// demoGrowAhead is the free fraction below which the mesh slabs and
+// the meshlet arenas start making their next buffer, off the frame
+// (arena.Options.GrowAhead): a growth then costs its frame a copy, not a
+// buffer's creation.
+const demoGrowAhead = 0.25
+
 func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *workloadOptions) (*meshWorkload, error) {
 	w := &meshWorkload{rb: rb, scale: scale, moved: map[string]string{}, handles: map[string]string{}, replaced: map[string]bool{},
 		replacing: map[*demoMesh]bool{}, dev: o.device("meshes"), flushBytes: o.flushBytes}
@@ -136,7 +142,8 @@ func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *work
 	// layout and their release; at scale, slabs as much larger as the
 	// scene (up to 256 MiB), so their number stays about the same.
 	maxSlab := min(uint64(scale)<<20, 256<<20)
-	opts := mesh.Options{Label: "meshes", MinSlabBytes: maxSlab / 4, MaxSlabBytes: maxSlab, MaxFlushBytes: o.flushBytes}
+	opts := mesh.Options{Label: "meshes", MinSlabBytes: maxSlab / 4, MaxSlabBytes: maxSlab, MaxFlushBytes: o.flushBytes,
+		GrowAhead: demoGrowAhead}
 	if o.shrink {
 		opts.ShrinkBelow, opts.ShrinkAfter = demoMeshShrinkBelow, demoShrinkAfter
 		// A slab shrinks no lower than the size it starts at.

@@ -59,8 +59,8 @@ func newMeshletWorkload(dev device.Device, scale int, rb *readbackWorkload, o *w
 	w := &meshletWorkload{rb: rb, scale: scale}
 	maxWords := uint32(min(dev.Limits().MaxBufferSize/4/2, math.MaxUint32))
 	opts := meshlet.Options{Label: "meshlets", RowWords: meshletRowWords, AddressWord: 0,
-		Data:        arena.Options{InitialElems: min(uint32(scale)*128<<10, maxWords), RoundToBins: true},
-		Rows:        arena.Options{InitialElems: uint32(scale) * 4 << 10, RoundToBins: true},
+		Data:        arena.Options{InitialElems: min(uint32(scale)*128<<10, maxWords), RoundToBins: true, GrowAhead: demoGrowAhead},
+		Rows:        arena.Options{InitialElems: uint32(scale) * 4 << 10, RoundToBins: true, GrowAhead: demoGrowAhead},
 		SweepLimits: demoSweepLimits,
 		Belt:        o.sharedBelt,
 	}
