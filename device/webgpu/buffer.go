@@ -51,7 +51,7 @@ func (b *Buffer) release() {
 	d := b.dev
 	delete(d.buffers, b)
 	if !d.released {
-		d.kill(b.buf, nil)
+		d.kill(b.buf, nil, b.desc.Size)
 	}
 	b.buf, b.mapped = nil, nil
 }
@@ -137,7 +137,7 @@ func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 	if err := d.creatable(desc); err != nil {
 		return device.NewPending(func(bool) (device.Buffer, error) { return nil, err })
 	}
-	if !prepareOffThread {
+	if !offThread {
 		return device.CreateAtTake(d, desc)
 	}
 	p := &preparing{done: make(chan struct{})}

@@ -93,7 +93,7 @@ func TestPrecompile(t *testing.T) {
 // goroutine of its own (the buffer is tracked as preparing until taken)
 // and that a Take adopts it as the device's buffer.
 func TestPrepareOffThread(t *testing.T) {
-	if !prepareOffThread {
+	if !offThread {
 		t.Skip("this platform creates prepared buffers at Take")
 	}
 	d := newTestDevice(t, Options{})

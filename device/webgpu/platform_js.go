@@ -198,8 +198,9 @@ const stagedTables = false
 // otherwise keep every one until the garbage collector finds it.
 func releaseDevice(dev *wgpu.Device) { jsOf(dev).Call("destroy") }
 
-// prepareOffThread says whether PrepareBuffer creates buffers on a
-// goroutine of its own. In the browser it does not: there the goroutine
-// would interleave its error scopes (awaited promises) with the caller's
-// calls; the buffer is created at Take.
-const prepareOffThread = false
+// offThread says whether the device does slow work on goroutines of its
+// own (PrepareBuffer's creation, reap's destruction of large buffers). In
+// the browser it does not: there a goroutine would interleave its error
+// scopes (awaited promises) with the caller's calls; a prepared buffer
+// is created at Take.
+const offThread = false

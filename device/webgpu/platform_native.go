@@ -77,7 +77,8 @@ const stagedTables = true
 // releaseDevice releases a device New created.
 func releaseDevice(dev *wgpu.Device) { dev.Release() }
 
-// prepareOffThread says whether PrepareBuffer creates buffers on a
-// goroutine of its own: natively it does, wgpu-native's device being safe
-// to use from several threads.
-const prepareOffThread = true
+// offThread says whether the device does slow work on goroutines of its
+// own (PrepareBuffer's creation, reap's destruction of large buffers):
+// natively it does, wgpu-native's device being safe to use from several
+// threads.
+const offThread = true

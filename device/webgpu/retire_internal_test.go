@@ -145,3 +145,50 @@ func TestTableStagingShrinksAfterABigBatch(t *testing.T) {
 		t.Errorf("largest free staging buffer %d bytes after small batches (%d before the big batch, %d after it)", after, before, big)
 	}
 }
+
+// TestLargeDeadGoOffThread: a released buffer of offThreadDestroyBytes
+// or more leaves the dead list once a fence marked after its release
+// completes, destroyed on a goroutine (waited for here, and by Release),
+// while a small one is destroyed in the call; the device goes on working.
+func TestLargeDeadGoOffThread(t *testing.T) {
+	d := newTestDevice(t, Options{})
+	big, err := d.CreateBuffer(device.BufferDesc{Size: offThreadDestroyBytes, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := d.CreateBuffer(device.BufferDesc{Size: 1 << 16, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyBuffer(small, 0, big, 0, 1<<16); err != nil {
+		t.Fatal(err)
+	}
+	big.Release()
+	small.Release()
+	if len(d.dead) != 2 {
+		t.Fatalf("%d dead, want 2", len(d.dead))
+	}
+	if _, err := d.Fence(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.dead) != 0 {
+		t.Fatalf("%d dead after the fence completed", len(d.dead))
+	}
+	d.destroying.Wait()
+	other, err := d.CreateBuffer(device.BufferDesc{Size: 1 << 16, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 1<<16)
+	want[7] = 7
+	if err := d.WriteBuffer(other, 0, want); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(want))
+	if err := d.ReadBuffer(other, 0, got); err != nil || got[7] != 7 {
+		t.Fatalf("after the destroys: %v, byte %d", err, got[7])
+	}
+}

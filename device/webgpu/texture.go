@@ -37,7 +37,7 @@ func (t *Texture) release() {
 	d := t.dev
 	delete(d.textures, t)
 	if !d.released {
-		d.kill(nil, t.tex)
+		d.kill(nil, t.tex, 0)
 	}
 	t.tex = nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/oliverbestmann/webgpu/wgpu"
@@ -189,6 +190,9 @@ type Device struct {
 	// marked after its release has completed: entries' after values do
 	// not decrease, and reap destroys a prefix.
 	dead []deadObject
+	// destroying counts the dead buffers reap destroys off the caller's
+	// goroutine; Release waits for them.
+	destroying sync.WaitGroup
 
 	fences fenceState // see fence.go
 	// copiedMapped lists the mapped MapWrite buffers that recorded
@@ -514,20 +518,38 @@ func (d *Device) bury(all bool) {
 type deadObject struct {
 	buf   *wgpu.Buffer
 	tex   *wgpu.Texture
+	size  uint64 // the buffer's bytes
 	after uint64
 }
 
-// kill puts what the caller released on the dead list.
-func (d *Device) kill(buf *wgpu.Buffer, tex *wgpu.Texture) {
-	d.dead = append(d.dead, deadObject{buf: buf, tex: tex, after: d.fences.last})
+// kill puts what the caller released on the dead list; size is a
+// buffer's bytes.
+func (d *Device) kill(buf *wgpu.Buffer, tex *wgpu.Texture, size uint64) {
+	d.dead = append(d.dead, deadObject{buf: buf, tex: tex, size: size, after: d.fences.last})
 }
 
+// offThreadDestroyBytes is the size from which reap destroys a buffer on
+// a goroutine of its own: freeing a buffer of a hundred megabytes or more
+// can take the driver milliseconds, and reap runs inside the caller's
+// Completed, Submit or Wait.
+const offThreadDestroyBytes = 16 << 20
+
 // reap destroys the dead objects released before the newest completed
-// fence was marked.
+// fence was marked: natively, buffers of offThreadDestroyBytes or more
+// on goroutines of their own (wgpu-native's objects may be destroyed from
+// any thread; Release waits for them).
 func (d *Device) reap() {
 	n := 0
 	for n < len(d.dead) && d.dead[n].after < d.fences.done {
-		d.dead[n].destroy()
+		if o := d.dead[n]; offThread && o.size >= offThreadDestroyBytes {
+			d.destroying.Add(1)
+			go func() {
+				defer d.destroying.Done()
+				o.destroy()
+			}()
+		} else {
+			o.destroy()
+		}
 		n++
 	}
 	if n == 0 {
@@ -576,6 +598,7 @@ func (d *Device) Release() {
 	for _, o := range d.dead {
 		o.destroy()
 	}
+	d.destroying.Wait()
 	d.dead = nil
 	d.stage.release()
 	d.timer.release()
