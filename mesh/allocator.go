@@ -136,9 +136,16 @@ type Allocator struct {
 	// their queues swap with.
 	loaders   []*Loader
 	loaderOps []loaderOp
-	pending   []Handle
-	// taken is how many entries of pending the Flush in progress takes
-	// (all but under Options.MaxFlushBytes); set by flush.
+	// pending is the queue of staged meshes, in staging order, from
+	// head on: a Flush takes from its front, so one that
+	// Options.MaxFlushBytes stops early costs what it takes, not what
+	// stays staged. An entry whose record died or was reused is skipped
+	// when reached. staged counts the live records with pending set.
+	pending []Handle
+	head    int
+	staged  int
+	// taken is how many entries of pending from head the Flush in
+	// progress takes (all but under Options.MaxFlushBytes); set by flush.
 	taken    int
 	slabs    []*slab
 	byLayout map[Layout][]*slab
@@ -394,6 +401,7 @@ func (a *Allocator) take(h Handle, ps [2]part, m *Mesh) {
 func (a *Allocator) stage(r *record, h Handle) {
 	if !r.pending {
 		r.pending = true
+		a.staged++
 		a.pending = append(a.pending, h)
 	}
 }
@@ -565,6 +573,9 @@ func (a *Allocator) remove(r *record, h Handle) {
 			a.giveBack(&r.prev[k])
 		}
 	}
+	if r.pending {
+		a.staged--
+	}
 	*r = record{} // a pending entry of h is skipped: no live record
 	if err := a.ids.Free(h.id()); err != nil {
 		invariant.Broken("mesh", "free of a live handle %v: %v", h, err)
@@ -691,5 +702,5 @@ func (a *Allocator) Release() {
 			}
 		}
 	}
-	a.slabs, a.byLayout, a.recs, a.pending = nil, nil, nil, nil
+	a.slabs, a.byLayout, a.recs, a.pending, a.head, a.staged = nil, nil, nil, nil, 0, 0
 }

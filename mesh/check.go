@@ -36,7 +36,7 @@ func (a *Allocator) check() error {
 		return fmt.Errorf("%d slabs by layout, %d alive", n, len(a.slabs))
 	}
 	owned := map[*slab]int{}
-	live, own := 0, 0
+	live, own, staged := 0, 0, 0
 	var ownBytes uint64
 	for i := range a.recs {
 		r := &a.recs[i]
@@ -47,6 +47,9 @@ func (a *Allocator) check() error {
 			continue
 		}
 		live++
+		if r.pending {
+			staged++
+		}
 		if !r.pending && !r.resident {
 			return fmt.Errorf("mesh %d neither staged nor resident", i)
 		}
@@ -99,6 +102,18 @@ func (a *Allocator) check() error {
 				own++
 			}
 		}
+	}
+	if staged != a.staged {
+		return fmt.Errorf("%d meshes staged, counted %d", staged, a.staged)
+	}
+	queued := 0
+	for _, h := range a.pending[a.head:] {
+		if r := &a.recs[h.idx]; r.live && r.gen == h.gen && r.pending {
+			queued++
+		}
+	}
+	if queued != staged {
+		return fmt.Errorf("%d staged meshes queued for a Flush, %d staged", queued, staged)
 	}
 	if live != a.live || own != a.own || ownBytes != a.ownBytes {
 		return fmt.Errorf("counts: %d live (want %d), %d own buffers (%d), %d own bytes (%d)", live, a.live, own, a.own, ownBytes, a.ownBytes)

@@ -29,6 +29,24 @@ import (
 // and resident meshes keep their data and ranges (a compaction on the
 // way may have moved some: Changes reports them). The next Flush tries again.
 
+// dequeue drops the first n entries of the pending queue. The entries
+// left move to the front once the dropped ones are at least as many: a
+// move copies no more entries than were dropped since the last, so
+// dequeue is O(n) amortized, and the queue holds at most twice its
+// entries.
+func (a *Allocator) dequeue(n int) {
+	a.head += n
+	switch rest := len(a.pending) - a.head; {
+	case rest == 0:
+		clear(a.pending)
+		a.pending, a.head = a.pending[:0], 0
+	case a.head >= rest:
+		copy(a.pending, a.pending[a.head:])
+		clear(a.pending[rest:])
+		a.pending, a.head = a.pending[:rest], 0
+	}
+}
+
 // piece is one staged array waiting for a place.
 type piece struct {
 	idx   uint32 // record
@@ -58,23 +76,15 @@ func (a *Allocator) Flush() error {
 		a.rollback()
 		return err
 	}
-	for _, h := range a.pending[:a.taken] {
+	for _, h := range a.pending[a.head : a.head+a.taken] {
 		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
 			a.swap(h.idx, r)
 			r.pending, r.resident = false, true
 			r.data, r.more = [2][]byte{}, nil
+			a.staged--
 		}
 	}
-	// The meshes left for the next Flush (Options.MaxFlushBytes), in
-	// staging order, less the removed ones.
-	left := a.pending[:0]
-	for _, h := range a.pending[a.taken:] {
-		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
-			left = append(left, h)
-		}
-	}
-	clear(a.pending[len(left):])
-	a.pending = left
+	a.dequeue(a.taken)
 	a.releaseEmpty()
 	a.stats.Flushes++
 	return nil
@@ -87,8 +97,8 @@ func (a *Allocator) flush() error {
 	// taken: the bytes of the meshes this Flush takes, in staging order,
 	// while under MaxFlushBytes (the first always).
 	var taken uint64
-	a.taken = len(a.pending)
-	for i, h := range a.pending {
+	a.taken = len(a.pending) - a.head
+	for i, h := range a.pending[a.head:] {
 		r := &a.recs[h.idx]
 		if !r.live || r.gen != h.gen {
 			continue // removed, perhaps its record reused

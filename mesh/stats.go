@@ -42,11 +42,7 @@ func (s Stats) SlackBytes() uint64 { return s.SlabBytes - s.UsedBytes }
 func (a *Allocator) Stats() Stats {
 	s := a.stats
 	s.Meshes = a.live
-	for _, h := range a.pending {
-		if r := &a.recs[h.idx]; r.live && r.gen == h.gen {
-			s.Pending++
-		}
-	}
+	s.Pending = a.staged
 	s.Slabs, s.OwnBuffers, s.OwnBytes = len(a.slabs), a.own, a.ownBytes
 	for _, sl := range a.slabs {
 		st := sl.ar.Stats()
