@@ -39,9 +39,11 @@ type Options struct {
 	// Budget is one byte limit over the managers (package budget; 0:
 	// none).
 	Budget uint64
-	// FlushBytes bounds what one mesh Flush places and uploads
-	// (mesh.Options.MaxFlushBytes; 0: no bound), and what the textures and
-	// the meshlets each stream in a frame. DefaultFlushBytes is the
+	// FlushBytes bounds what a frame streams in, meshes, meshlets and
+	// textures together (0: no bound): the mesh Flush first
+	// (mesh.Options.MaxFlushBytes), then the meshlets and the textures
+	// with what it left, so that no frame's uploads run far past a
+	// frame's share of the copy bandwidth. DefaultFlushBytes is the
 	// command's default.
 	FlushBytes uint64
 	// Belt uploads meshes, meshlets, textures and constants through one
@@ -154,11 +156,18 @@ type frameState struct {
 	// noLoads stops streaming in (the zone unload's frames), and
 	// shrinkPages has the texture registry release its empty pages.
 	noLoads, shrinkPages bool
-	// uploadBytes bounds what the textures and the meshlets each stream in
-	// a frame, as Options.FlushBytes bounds a mesh Flush: a workload
-	// loads items until it has taken that many bytes (the last item may
-	// pass it); no bound when FlushBytes is 0.
+	// uploadBytes is what is left of the frame's upload budget
+	// (Options.FlushBytes), which the meshes, the meshlets and the
+	// textures share, in that order: the mesh Flush takes up to all of it
+	// (mesh.Options.MaxFlushBytes), and the meshlets and the textures
+	// load items while some is left (the last item may pass it); no bound
+	// when FlushBytes is 0.
 	uploadBytes uint64
+}
+
+// spendUpload takes n bytes from the frame's upload budget.
+func (f *frameState) spendUpload(n uint64) {
+	f.uploadBytes -= min(f.uploadBytes, n)
 }
 
 // loads returns how many items a workload that streams in perFrame items

@@ -328,11 +328,13 @@ func (w *meshWorkload) frame(f *frameState) error {
 		}
 		w.rewritten++
 	}
+	uploaded := w.a.Stats().BytesUploaded
 	t := f.gpumem.start(mgrMesh)
 	err := w.a.Flush()
 	if err == nil {
 		err = w.a.Sweep(demoSweepLimits)
 	}
+	f.spendUpload(w.a.Stats().BytesUploaded - uploaded)
 	clear(w.moved)
 	w.noteMoves()
 	f.gpumem.stop(t)

@@ -122,6 +122,7 @@ func (w *meshletWorkload) frame(f *frameState) error {
 			budget, room = budget-1, room-min(room, batchBytes(bt))
 		}
 	}
+	f.uploadBytes = room // what the textures may take
 	w.loads, w.batches = loads, batches
 	if err := w.load(f, loads, batches); err != nil {
 		return err

@@ -137,6 +137,7 @@ func (w *textureWorkload) frame(f *frameState) error {
 			budget, room = budget-1, room-min(room, uint64(t.bytes()))
 		}
 	}
+	f.uploadBytes = room
 	if f.shrinkPages {
 		// A level change: the textures left move down into the layers the
 		// unloaded ones freed, and the pages no texture uses any more go,

@@ -76,13 +76,13 @@ frame arena, pool; the report plots it frame by frame). At -scale 300
 -speed 0.004 about 1.1 GiB is resident and over 64 MiB streams in a second
 at 60 frames a second.
 
--flush-bytes SIZE bounds what one mesh Flush places and uploads
-(mesh.Options.MaxFlushBytes, 8 MiB by default, 0 for no bound), and what
-the textures and the meshlets each stream in a frame: what is past it waits
-for the next frames, so the first frames' burst of loading spreads over
-frames. A mesh no Flush has taken yet is left out of the spot checks (it is
-not resident, or holds its old data), and after the last frame the demo
-flushes until none is staged, so the final check reads every mesh back.
+-flush-bytes SIZE bounds what a frame streams in (8 MiB by default, 0 for
+no bound): the mesh Flush takes up to all of it (mesh.Options.MaxFlushBytes),
+the meshlets then the textures what it leaves; the rest waits, so a burst of
+loading spreads over frames. A mesh no Flush has taken yet is left out of
+the spot checks (it is not resident, or holds its old data), and after the
+last frame the demo flushes until none is staged, so the final check reads
+every mesh back.
 -belt uploads meshes, meshlets, textures and constants through one staging
 belt (Options.Belt of mesh, meshlet, bindless; ring's) ended each frame,
 instead of queue writes: on a discrete GPU it is much faster, on the host
@@ -150,7 +150,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return err
 	})
 	cfg.FlushBytes = scene.DefaultFlushBytes
-	fs.Func("flush-bytes", "one mesh Flush places and uploads, and the textures and meshlets each stream in a frame, about `SIZE` bytes at most (mesh.Options.MaxFlushBytes; the rest waits for the next frames); 0 for no bound (default 8MiB)", func(s string) error {
+	fs.Func("flush-bytes", "a frame streams in about `SIZE` bytes at most, meshes (mesh.Options.MaxFlushBytes) then meshlets then textures (the rest waits for the next frames); 0 for no bound (default 8MiB)", func(s string) error {
 		if s == "0" {
 			cfg.FlushBytes = 0
 			return nil
