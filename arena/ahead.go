@@ -12,8 +12,9 @@ import (
 // needs it. With GrowAhead, an arena whose free elements fall below that
 // fraction of its capacity (checked after each Allocate and Place that
 // succeeds) starts creating the buffers of its next growth at once, of
-// capacity times GrowthFactor (at most MaxElems), through device.Prepare:
-// off the caller's goroutine on a device that is a device.Preparer. The
+// capacity times GrowthFactor (at most MaxElems), through device.Prepare,
+// off the caller's goroutine; on a device that is not a device.Preparer
+// (the host device, a budget's account) GrowAhead does nothing. The
 // growth that comes takes them when they hold its target, and grows to
 // their size (more than a growth for want of one piece asks for: what
 // the next full growth would have made), waiting only for what is left
@@ -35,6 +36,9 @@ type ahead struct {
 func (a *Arena) prepareAhead() {
 	if a.opts.GrowAhead == 0 || a.ahead != nil || a.released {
 		return
+	}
+	if _, ok := a.dev.(device.Preparer); !ok {
+		return // it would create them at the growth: nothing gained
 	}
 	capacity := a.alloc.Capacity()
 	if float64(a.alloc.Report().Free) >= a.opts.GrowAhead*float64(capacity) {

@@ -44,6 +44,25 @@ func (p *preparer) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 // Release give them up; and the stats show their bytes while they wait.
 func TestGrowAhead(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dev device.Device) {
+		if _, ok := dev.(device.Preparer); !ok {
+			// Not a Preparer (the host device): nothing is prepared,
+			// and the arena grows as without GrowAhead.
+			a, err := arena.New(dev, arena.Options{ElemSize: 16, InitialElems: 64, GrowAhead: 0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := newShadow(a, 4)
+			for a.Stats().Growths < 2 {
+				if _, err := s.alloc(8); err != nil {
+					t.Fatal(err)
+				}
+				if b := a.Stats().PreparedBytes; b != 0 {
+					t.Fatalf("%d bytes prepared on a device that is not a Preparer", b)
+				}
+			}
+			s.verify(t, "grown without preparing")
+			a.Release()
+		}
 		p := &preparer{Device: dev}
 		a, err := arena.New(p, arena.Options{ElemSize: 16, InitialElems: 256, GrowthFactor: 2, GrowAhead: 0.25, Planes: []uint32{4}})
 		if err != nil {
