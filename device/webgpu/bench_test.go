@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
 // BenchmarkWriteBuffer compares gpumem's WriteBuffer with the binding's
@@ -198,4 +199,83 @@ func (d *Device) dropPending() {
 	d.queue.Submit()
 	d.dev.Poll(true, nil)
 	d.bury(true)
+}
+
+// BenchmarkSubmitBeside measures what a frame's Submit costs its caller
+// while the device makes or frees large buffers on another goroutine, as
+// PrepareBuffer and reap do (32 buffers of 256 MiB, made one after
+// another, or freed one after another; "alone" has none): each op records
+// a 64 KiB copy and submits it. Metrics: max-ms, the slowest Submit, and
+// us/submit. Against "alone" in the same run it shows how much of the
+// background work a submit waits for.
+func BenchmarkSubmitBeside(b *testing.B) {
+	for _, bg := range []string{"alone", "create", "destroy"} {
+		b.Run(bg, func(b *testing.B) {
+			d := newTestDevice(b, Options{})
+			const size = 64 << 10
+			desc := device.BufferDesc{Size: size, Usage: device.CopySrc | device.CopyDst}
+			src, err := d.CreateBuffer(desc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst, err := d.CreateBuffer(desc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			big := device.BufferDesc{Size: min(256<<20, d.limits.MaxBufferSize), Usage: device.CopySrc | device.CopyDst}
+			var bufs []*wgpu.Buffer
+			if bg == "destroy" {
+				for range 32 {
+					wb, _, err := d.createRaw(big)
+					if err != nil {
+						b.Fatal(err)
+					}
+					bufs = append(bufs, wb)
+				}
+			}
+			done := make(chan []*wgpu.Buffer)
+			b.ResetTimer()
+			go func() {
+				switch bg {
+				case "create":
+					var made []*wgpu.Buffer
+					for range 32 {
+						wb, _, err := d.createRaw(big)
+						if err != nil {
+							break
+						}
+						made = append(made, wb)
+					}
+					done <- made
+				case "destroy":
+					for _, wb := range bufs {
+						wb.Destroy()
+						wb.Release()
+					}
+					done <- nil
+				default:
+					done <- nil
+				}
+			}()
+			var worst, total time.Duration
+			for range b.N {
+				if err := d.CopyBuffer(src, 0, dst, 0, size); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				if err := d.Submit(); err != nil {
+					b.Fatal(err)
+				}
+				t := time.Since(t0)
+				worst, total = max(worst, t), total+t
+			}
+			b.StopTimer()
+			for _, wb := range <-done {
+				wb.Destroy()
+				wb.Release()
+			}
+			b.ReportMetric(float64(worst.Microseconds())/1e3, "max-ms")
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "us/submit")
+		})
+	}
 }
