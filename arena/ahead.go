@@ -13,8 +13,10 @@ import (
 // fraction of its capacity (checked after each Allocate and Place that
 // succeeds) starts creating the buffers of its next growth at once, of
 // capacity times GrowthFactor (at most MaxElems), through device.Prepare,
-// off the caller's goroutine; on a device that is not a device.Preparer
-// (the host device, a budget's account) GrowAhead does nothing. The
+// off the caller's goroutine. On a device that is not a device.Preparer
+// (the host device, a budget's account) they are made at the growth, and
+// hold no memory before it; the arena decides alike on every device, so
+// its capacities do not depend on which. The
 // growth that comes takes them when they hold its target, and grows to
 // their size (more than a growth for want of one piece asks for: what
 // the next full growth would have made), waiting only for what is left
@@ -27,7 +29,7 @@ import (
 // for elems elements.
 type ahead struct {
 	elems   uint32
-	bytes   uint64
+	bytes   uint64 // what they hold on a Preparer; 0 elsewhere
 	pending []*device.Pending
 }
 
@@ -36,9 +38,6 @@ type ahead struct {
 func (a *Arena) prepareAhead() {
 	if a.opts.GrowAhead == 0 || a.ahead != nil || a.released {
 		return
-	}
-	if _, ok := a.dev.(device.Preparer); !ok {
-		return // it would create them at the growth: nothing gained
 	}
 	capacity := a.alloc.Capacity()
 	if float64(a.alloc.Report().Free) >= a.opts.GrowAhead*float64(capacity) {
@@ -49,10 +48,13 @@ func (a *Arena) prepareAhead() {
 		return // at MaxElems: no growth to prepare
 	}
 	ah := &ahead{elems: uint32(target)}
+	_, held := a.dev.(device.Preparer)
 	for i := range a.Planes() {
 		desc := a.opts.bufferDesc(i, ah.elems)
 		ah.pending = append(ah.pending, device.Prepare(a.dev, desc))
-		ah.bytes += desc.Size
+		if held {
+			ah.bytes += desc.Size
+		}
 	}
 	a.ahead = ah
 }

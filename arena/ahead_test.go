@@ -45,8 +45,8 @@ func (p *preparer) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 func TestGrowAhead(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dev device.Device) {
 		if _, ok := dev.(device.Preparer); !ok {
-			// Not a Preparer (the host device): nothing is prepared,
-			// and the arena grows as without GrowAhead.
+			// Not a Preparer (the host device): no memory is held
+			// ahead, and growths make the buffers.
 			a, err := arena.New(dev, arena.Options{ElemSize: 16, InitialElems: 64, GrowAhead: 0.5})
 			if err != nil {
 				t.Fatal(err)
