@@ -128,8 +128,9 @@ func (d *Device) adopt(desc device.BufferDesc, wb *wgpu.Buffer, oom bool, err er
 	return b, nil
 }
 
-// PrepareBuffer starts creating a buffer of desc on a goroutine of its
-// own (see device.Prepare; in the browser, at Take). An invalid desc, or a device released or
+// PrepareBuffer creates a buffer of desc on a goroutine of its own,
+// started at the next Fence or Wait or at Take, whichever comes first
+// (jobs.go; see device.Prepare; in the browser, at Take). An invalid desc, or a device released or
 // lost, fails at Take. Release waits for the goroutines of the buffers
 // not taken yet and destroys their buffers; a Take after it fails with
 // ErrReleased.
@@ -140,14 +141,14 @@ func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 	if !offThread {
 		return device.CreateAtTake(d, desc)
 	}
-	p := &preparing{done: make(chan struct{})}
+	p := &preparing{}
+	p.job = d.later(func() { p.wb, p.oom, p.err = d.createRaw(desc) })
 	d.preparing[p] = struct{}{}
-	go func() {
-		defer close(p.done)
-		p.wb, p.oom, p.err = d.createRaw(desc)
-	}()
 	return device.NewPending(func(take bool) (device.Buffer, error) {
-		<-p.done
+		if !take {
+			p.job.cancel() // not started: never will
+		}
+		d.wait(p.job)
 		if _, ok := d.preparing[p]; !ok {
 			return nil, fmt.Errorf("webgpu: prepared buffer %q: %w", desc.Label, device.ErrReleased)
 		}
@@ -163,13 +164,13 @@ func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 	})
 }
 
-// preparing is a buffer PrepareBuffer is creating; done is closed when
-// the other fields are set.
+// preparing is a buffer PrepareBuffer is creating: job sets the other
+// fields (jobs.go).
 type preparing struct {
-	done chan struct{}
-	wb   *wgpu.Buffer
-	oom  bool
-	err  error
+	job *job
+	wb  *wgpu.Buffer
+	oom bool
+	err error
 }
 
 // destroy destroys the buffer created, if any.

@@ -32,6 +32,7 @@ func (d *Device) Fence() (uint64, error) {
 	d.fences.last++
 	d.fences.watch(d, d.fences.last)
 	d.fenceSubmits = append(d.fenceSubmits, fenceMark{d.fences.last, d.submits})
+	d.startJobs() // after the frame's submits (jobs.go)
 	return d.fences.last, nil
 }
 

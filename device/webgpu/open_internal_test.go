@@ -110,3 +110,66 @@ func TestPrepareOffThread(t *testing.T) {
 		t.Fatalf("taken: tracked %v, %d still preparing", ok, len(d.preparing))
 	}
 }
+
+// TestJobsStartAtFence checks when a prepared buffer's creation runs: not
+// before the next Fence (it would overlap the frame's submits), at it, or
+// at a Take that comes first; and a Pending released before its job
+// started never runs it.
+func TestJobsStartAtFence(t *testing.T) {
+	if !offThread {
+		t.Skip("this platform creates prepared buffers at Take")
+	}
+	d := newTestDevice(t, Options{})
+	desc := device.BufferDesc{Label: "ahead", Size: 1 << 20, Usage: device.CopySrc | device.CopyDst}
+	started := func() bool {
+		for p := range d.preparing {
+			select {
+			case <-p.job.done:
+				return true
+			default:
+			}
+		}
+		return false
+	}
+	a := d.PrepareBuffer(desc)
+	if len(d.jobs) != 1 || started() {
+		t.Fatalf("prepared: %d jobs queued, started %v", len(d.jobs), started())
+	}
+	if _, err := d.Fence(); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.jobs) != 0 {
+		t.Fatalf("%d jobs queued after a Fence", len(d.jobs))
+	}
+	d.running.Wait()
+	if !started() {
+		t.Fatal("the Fence did not start the creation")
+	}
+	ba, err := a.Take()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ba.Release()
+
+	b := d.PrepareBuffer(desc) // taken before any Fence: Take starts it
+	bb, err := b.Take()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Release()
+
+	c := d.PrepareBuffer(desc) // given up before it started
+	var ran bool
+	for p := range d.preparing {
+		run := p.job.run
+		p.job.run = func() { ran = true; run() }
+	}
+	c.Release()
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	d.running.Wait()
+	if ran || len(d.preparing) != 0 || len(d.jobs) != 0 {
+		t.Fatalf("released before it started: ran %v, %d preparing, %d queued", ran, len(d.preparing), len(d.jobs))
+	}
+}

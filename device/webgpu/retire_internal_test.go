@@ -148,8 +148,9 @@ func TestTableStagingShrinksAfterABigBatch(t *testing.T) {
 
 // TestLargeDeadGoOffThread: a released buffer of offThreadDestroyBytes
 // or more leaves the dead list once a fence marked after its release
-// completes, destroyed on a goroutine (waited for here, and by Release),
-// while a small one is destroyed in the call; the device goes on working.
+// completes, destroyed by a job started at the Wait (waited for here, and
+// by Release), while a small one is destroyed in the call; the device
+// goes on working.
 func TestLargeDeadGoOffThread(t *testing.T) {
 	d := newTestDevice(t, Options{})
 	big, err := d.CreateBuffer(device.BufferDesc{Size: offThreadDestroyBytes, Usage: device.CopySrc | device.CopyDst})
@@ -177,7 +178,7 @@ func TestLargeDeadGoOffThread(t *testing.T) {
 	if len(d.dead) != 0 {
 		t.Fatalf("%d dead after the fence completed", len(d.dead))
 	}
-	d.destroying.Wait()
+	d.running.Wait()
 	other, err := d.CreateBuffer(device.BufferDesc{Size: 1 << 16, Usage: device.CopySrc | device.CopyDst})
 	if err != nil {
 		t.Fatal(err)

@@ -190,9 +190,10 @@ type Device struct {
 	// marked after its release has completed: entries' after values do
 	// not decrease, and reap destroys a prefix.
 	dead []deadObject
-	// destroying counts the dead buffers reap destroys off the caller's
-	// goroutine; Release waits for them.
-	destroying sync.WaitGroup
+	// jobs are the jobs queued since the last Fence or Wait; running
+	// counts those started and not ended (jobs.go).
+	jobs    []*job
+	running sync.WaitGroup
 
 	fences fenceState // see fence.go
 	// copiedMapped lists the mapped MapWrite buffers that recorded
@@ -457,6 +458,7 @@ func (d *Device) Wait() error {
 	d.safeSubmits = d.submits
 	d.bury(true)
 	d.reap()
+	d.startJobs()
 	return d.fences.rejected()
 }
 
@@ -536,17 +538,13 @@ const offThreadDestroyBytes = 16 << 20
 
 // reap destroys the dead objects released before the newest completed
 // fence was marked: natively, buffers of offThreadDestroyBytes or more
-// on goroutines of their own (wgpu-native's objects may be destroyed from
-// any thread; Release waits for them).
+// by jobs, on goroutines of their own from the next Fence or Wait on
+// (jobs.go; wgpu-native's objects may be destroyed from any thread).
 func (d *Device) reap() {
 	n := 0
 	for n < len(d.dead) && d.dead[n].after < d.fences.done {
 		if o := d.dead[n]; offThread && o.size >= offThreadDestroyBytes {
-			d.destroying.Add(1)
-			go func() {
-				defer d.destroying.Done()
-				o.destroy()
-			}()
+			d.later(o.destroy)
 		} else {
 			o.destroy()
 		}
@@ -598,7 +596,8 @@ func (d *Device) Release() {
 	for _, o := range d.dead {
 		o.destroy()
 	}
-	d.destroying.Wait()
+	d.startJobs()
+	d.running.Wait()
 	d.dead = nil
 	d.stage.release()
 	d.timer.release()
@@ -606,7 +605,7 @@ func (d *Device) Release() {
 	d.takePrecompiled()
 	d.kernels.release()
 	for p := range d.preparing {
-		<-p.done
+		d.wait(p.job)
 		p.destroy()
 	}
 	clear(d.preparing)
