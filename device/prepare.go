@@ -10,8 +10,10 @@ import (
 // manager that grows creates one in the middle of the request that needs
 // it. Prepare starts creating a buffer early, and the manager takes it when
 // the need comes: on a device that is a Preparer, the creation runs on a
-// goroutine of its own while the caller goes on, and Take waits only for
-// what is left; on any other device, Take creates the buffer then, as
+// goroutine of its own while the caller goes on, from a moment the device
+// chooses (webgpu's: the next Fence, after the frame's submits, which
+// would wait for the driver's work), and Take waits only for what is
+// left; on any other device, Take creates the buffer then, as
 // CreateBuffer would have.
 //
 // A Pending is used on the device's goroutine, as the device is: exactly
