@@ -130,10 +130,10 @@ func (d *Device) adopt(desc device.BufferDesc, wb *wgpu.Buffer, oom bool, err er
 
 // PrepareBuffer creates a buffer of desc on a goroutine of its own,
 // started at the next Fence or Wait or at Take, whichever comes first
-// (jobs.go; see device.Prepare; in the browser, at Take). An invalid desc, or a device released or
-// lost, fails at Take. Release waits for the goroutines of the buffers
-// not taken yet and destroys their buffers; a Take after it fails with
-// ErrReleased.
+// (jobs.go; see device.Prepare); in the browser, at Take. An invalid
+// desc, or a device released or lost, fails at Take. Release waits for
+// the buffers not taken yet and destroys them; a Take after it fails
+// with ErrReleased.
 func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 	if err := d.creatable(desc); err != nil {
 		return device.NewPending(func(bool) (device.Buffer, error) { return nil, err })
