@@ -14,11 +14,12 @@ import (
 // succeeds) starts creating the buffers of its next growth at once, of
 // capacity times GrowthFactor (at most MaxElems), through device.Prepare,
 // off the caller's goroutine. On a device that is not a device.Preparer
-// (the host device, a budget's account) they are made at the growth, and
+// (the host device, a budget's account) they are made at the growth and
 // hold no memory before it; the arena decides alike on every device, so
-// its capacities do not depend on which. The
-// growth that comes takes them when they hold its target, and grows to
-// their size (more than a growth for want of one piece asks for: what
+// its capacities do not depend on which.
+//
+// The growth that comes takes them when they hold its target, and grows
+// to their size (more than a growth for want of one piece asks for: what
 // the next full growth would have made), waiting only for what is left
 // of their creation; a growth that needs more gives them up and creates
 // its own. A shrink and Release give them up. Until taken they hold
