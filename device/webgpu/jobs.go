@@ -11,7 +11,9 @@ import "sync"
 // it at the next Fence or Wait, after the frame's submits, where it
 // overlaps the program's own work between frames rather than the next
 // frame's submits. A job needed sooner starts when it is waited for (a
-// Take of a prepared buffer). Release starts and waits for every job.
+// Take of a prepared buffer); the move kernels' build (precompile)
+// starts at once, when the device opens, before any submit. Release
+// starts and waits for every job.
 // Jobs are queued, started, cancelled and waited for on the device's
 // goroutine; only run runs on another.
 
@@ -23,9 +25,14 @@ type job struct {
 	done chan struct{}
 }
 
+// newJob returns run as a job, not started.
+func newJob(run func()) *job {
+	return &job{run: run, done: make(chan struct{})}
+}
+
 // later queues run as a job, to start at the next Fence or Wait.
 func (d *Device) later(run func()) *job {
-	j := &job{run: run, done: make(chan struct{})}
+	j := newJob(run)
 	d.jobs = append(d.jobs, j)
 	return j
 }

@@ -335,10 +335,10 @@ type kernelSource struct {
 // Move takes them (takePrecompiled), waiting only for what is left.
 // wgpu-native's device may be used from several threads, and the
 // binding's calls open and close their error scopes within one cgo call,
-// on one thread, where wgpu keeps them. done is closed when pipes and
-// err are set.
+// on one thread, where wgpu keeps them. job sets pipes and err
+// (jobs.go).
 type precompiled struct {
-	done  chan struct{}
+	job   *job
 	pipes [3]*wgpu.ComputePipeline
 	err   error
 }
@@ -354,18 +354,18 @@ func (d *Device) precompile() {
 		return // the first Move builds them, and reports the error
 	}
 	d.kernels = k
-	p := &precompiled{done: make(chan struct{})}
+	p := &precompiled{}
 	d.pre = p
 	layout := k.movePipelineLayout
-	go func() {
-		defer close(p.done)
+	p.job = newJob(func() {
 		for i, s := range moveKernelSources(k) {
 			p.pipes[i], p.err = d.buildPipeline(s, layout)
 			if p.err != nil {
 				return
 			}
 		}
-	}()
+	})
+	d.start(p.job) // now, not at the next Fence: nothing submits yet
 }
 
 // takePrecompiled waits for the precompiled move kernels, if any, and
@@ -377,7 +377,7 @@ func (d *Device) takePrecompiled() {
 		return
 	}
 	d.pre = nil
-	<-p.done
+	d.wait(p.job)
 	for i, s := range moveKernelSources(d.kernels) {
 		if p.pipes[i] == nil {
 			continue
