@@ -800,7 +800,7 @@ func (d *Device) uploadTable(k *kernels, enc *wgpu.CommandEncoder, phases []tabl
 		switch {
 		case n > size-tableWindow(size, d.limits.MaxStorageBufferBindingSize):
 			return 0, fmt.Errorf("webgpu: move: a table of %d bytes, more than a buffer holds (%d): %w", n, d.limits.MaxBufferSize, device.ErrInvalidUsage)
-		case stagedTables && t.buf != nil && size == t.capacity && n <= t.capacity-t.size:
+		case d.stagesTables() && t.buf != nil && size == t.capacity && n <= t.capacity-t.size:
 			base = 0
 		default:
 			buf, err := d.dev.TryCreateBuffer(&wgpu.BufferDescriptor{
@@ -820,7 +820,7 @@ func (d *Device) uploadTable(k *kernels, enc *wgpu.CommandEncoder, phases []tabl
 			t.size = tableWindow(size, d.limits.MaxStorageBufferBindingSize)
 		}
 	}
-	if stagedTables {
+	if d.stagesTables() {
 		if err := d.stageTable(enc, phases, n, segAlign, t.buf, base); err != nil {
 			return 0, err
 		}

@@ -54,7 +54,15 @@ type tableStaging struct {
 	inflight       fenced.Queue[*stagingBuffer]
 	free           []*stagingBuffer // oldest freed first
 	made           int              // staging buffers created so far (tests count them)
+	// queue and keep are for benchmarks that look for what changes the
+	// GPU's speed on large tables (SetTableUpload): queue sends tables by
+	// queue writes natively too, keep destroys no staging buffer before
+	// Release.
+	queue, keep bool
 }
+
+// stagesTables reports whether d's tables go through its table staging.
+func (d *Device) stagesTables() bool { return stagedTables && !d.stage.queue }
 
 // maxFreeStaging is the most free staging buffers kept: a frame's tables
 // fill one or two, and a few frames are in flight.
@@ -140,6 +148,10 @@ func (s *tableStaging) take(d *Device, size, want uint64) (*stagingBuffer, error
 		if sb.size >= want && sb.size <= 4*max(want, minStagingBytes) {
 			return sb, nil
 		}
+		if s.keep {
+			s.free = append(s.free, sb) // past i: not seen again
+			continue
+		}
 		sb.destroy()
 	}
 	if size > d.limits.MaxBufferSize {
@@ -174,7 +186,7 @@ func (s *tableStaging) take(d *Device, size, want uint64) (*stagingBuffer, error
 func (s *tableStaging) reclaim() {
 	for s.inflight.Len() > 0 && (*s.inflight.Front()).state != mapWaiting {
 		sb := s.inflight.Pop()
-		if sb.state == mapFailed || len(s.free) >= maxFreeStaging {
+		if sb.state == mapFailed || len(s.free) >= maxFreeStaging && !s.keep {
 			sb.destroy()
 			continue
 		}
@@ -230,7 +242,7 @@ func (s *tableStaging) release() {
 	for _, sb := range s.free {
 		sb.destroy()
 	}
-	*s = tableStaging{made: s.made, high: s.high}
+	*s = tableStaging{made: s.made, high: s.high, queue: s.queue, keep: s.keep}
 }
 
 // counts returns how many staging buffers are pending, in flight and free.

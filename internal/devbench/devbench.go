@@ -156,6 +156,18 @@ func sizeName(n uint64) string {
 // holds the medians. It needs a buffer of twice the batch's bytes (one for
 // a plain copy, plus its destination).
 func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
+	rs, err := RunAgain(d, c, iters, 1)
+	if err != nil {
+		return Result{Case: c}, err
+	}
+	return rs[0], nil
+}
+
+// RunAgain is Run done times over in a row on the same buffers, a result
+// each time: a case whose speed does not hold from one to the next says
+// that the device's state (what earlier batches left behind) changes what
+// a measurement reads.
+func RunAgain(d *webgpu.Device, c Case, iters, times int) ([]Result, error) {
 	res := Result{Case: c, Bytes: 2 * c.MoveBytes * uint64(c.Moves)}
 	total := c.MoveBytes * uint64(c.Moves)
 	var run func() error
@@ -163,19 +175,19 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 	case c.Path == "buffer":
 		src, err := d.CreateBuffer(device.BufferDesc{Label: "bench source", Size: total, Usage: device.CopySrc | device.CopyDst})
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		defer src.Release()
 		dst, err := d.CreateBuffer(device.BufferDesc{Label: "bench destination", Size: total, Usage: device.CopySrc | device.CopyDst})
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		defer dst.Release()
 		run = func() error { return d.CopyBuffer(src, 0, dst, 0, total) }
 	default:
 		buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench moves", Size: 2*total + (c.SrcSkew+255)/256*256, Usage: device.CopySrc | device.CopyDst})
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		defer buf.Release()
 		path := webgpu.MoveCompute
@@ -197,6 +209,20 @@ func Run(d *webgpu.Device, c Case, iters int) (Result, error) {
 		}
 		run = func() error { return d.MoveVia(path, buf, moves) }
 	}
+	var rs []Result
+	for range times {
+		r, err := measure(d, res, run, iters)
+		if err != nil {
+			return rs, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+// measure times run, one batch of res's case, as Run says, and fills in
+// res's times.
+func measure(d *webgpu.Device, res Result, run func() error, iters int) (Result, error) {
 	// Warm up (pipelines, scratch, wgpu's clear of the new buffers on
 	// their first use), then time one batch alone. The fence ends the
 	// previous case's frame, so that the buffers it released are freed now
