@@ -13,10 +13,11 @@ import (
 // fraction of its capacity (checked after each Allocate and Place that
 // succeeds) starts creating the buffers of its next growth at once, of
 // capacity times GrowthFactor (at most MaxElems), through device.Prepare,
-// off the caller's goroutine. On a device that is not a device.Preparer
-// (the host device, a budget's account) they are made at the growth and
-// hold no memory before it; the arena decides alike on every device, so
-// its capacities do not depend on which.
+// off the caller's goroutine. Where the device makes them at the growth
+// instead (one that is not a device.Preparer, as the host device; a
+// budget's account without room for them) they hold no memory before it;
+// the arena decides alike on every device, so its capacities do not
+// depend on which.
 //
 // The growth that comes takes them when they hold its target, and grows
 // to their size (more than a growth for want of one piece asks for: what
@@ -30,7 +31,7 @@ import (
 // for elems elements.
 type ahead struct {
 	elems   uint32
-	bytes   uint64 // what they hold on a Preparer; 0 elsewhere
+	bytes   uint64 // what those made ahead hold (device.Pending.Ahead)
 	pending []*device.Pending
 }
 
@@ -49,11 +50,11 @@ func (a *Arena) prepareAhead() {
 		return // at MaxElems: no growth to prepare
 	}
 	ah := &ahead{elems: uint32(target)}
-	_, held := a.dev.(device.Preparer)
 	for i := range a.Planes() {
 		desc := a.opts.bufferDesc(i, ah.elems)
-		ah.pending = append(ah.pending, device.Prepare(a.dev, desc))
-		if held {
+		p := device.Prepare(a.dev, desc)
+		ah.pending = append(ah.pending, p)
+		if p.Ahead() {
 			ah.bytes += desc.Size
 		}
 	}

@@ -32,8 +32,8 @@ type Stats struct {
 	SweepsCompleted    uint64 // sweep episodes that reached the end
 	Uploads            uint64 // writes and uploads made by Place and Rewrite
 	// PreparedBytes is the bytes of the next growth's buffers, created
-	// ahead of need (Options.GrowAhead) and not taken yet: 0 on a device
-	// that is not a device.Preparer, where the growth makes them.
+	// ahead of need (Options.GrowAhead) and not taken yet: 0 where the
+	// growth makes them (device.Pending.Ahead).
 	PreparedBytes uint64
 
 	// With Options.TimeMoves on a device with a Timer: the batches of

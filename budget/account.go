@@ -19,6 +19,7 @@ type Account struct {
 	bytes    uint64
 	buffers  []*buffer  // live; each knows its index
 	textures []*texture // live; each knows its index
+	prepared int        // buffers being made ahead of need (PrepareBuffer)
 	released bool
 }
 
@@ -28,6 +29,7 @@ var (
 	_ device.Filler       = (*Account)(nil)
 	_ device.GuardChecker = (*Account)(nil)
 	_ device.Timed        = (*Account)(nil)
+	_ device.Preparer     = (*Account)(nil)
 )
 
 // Name returns the account's name.
@@ -91,6 +93,46 @@ func (a *Account) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 	v := &buffer{Buffer: buf, a: a, at: len(a.buffers)}
 	a.buffers = append(a.buffers, v)
 	return v, nil
+}
+
+// PrepareBuffer starts making a buffer of desc ahead of need on the
+// budget's device (device.Prepare: off the caller's goroutine where the
+// device is a Preparer), charged to the account from now on, when the
+// budget has room for it as it is: memory made ahead of need asks no
+// reclaimer for room, so it never pushes out what others hold. Without
+// that room, for a desc the device would refuse, or on a released account,
+// the Pending makes the buffer at Take through CreateBuffer, with its
+// rules and errors. A Take on an account released meanwhile gives the
+// buffer up and fails with device.ErrReleased.
+func (a *Account) PrepareBuffer(desc device.BufferDesc) *device.Pending {
+	n := desc.Size
+	// Where n fits, reserve asks no reclaimer and cannot fail.
+	if a.released || desc.Validate(a.Limits()) != nil || n > a.b.opts.Bytes-a.b.bytes ||
+		a.b.reserve(a, n, "buffer "+quote(desc.Label)) != nil {
+		return device.CreateAtTake(a, desc)
+	}
+	a.bytes += n
+	a.prepared++
+	p := device.Prepare(a.dev, desc)
+	return device.NewPending(func(take bool) (device.Buffer, error) {
+		a.prepared--
+		if take && !a.released {
+			buf, err := p.Take()
+			if err == nil {
+				v := &buffer{Buffer: buf, a: a, at: len(a.buffers)}
+				a.buffers = append(a.buffers, v)
+				return v, nil
+			}
+			a.debit(n)
+			return nil, err
+		}
+		p.Release()
+		a.debit(n)
+		if take {
+			return nil, a.usable("Take of a prepared buffer")
+		}
+		return nil, nil
+	})
 }
 
 // CreateTexture creates a texture on the device, charged to the account;

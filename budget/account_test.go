@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -144,5 +145,101 @@ func TestAccountRelease(t *testing.T) {
 	}
 	if u := b.Usage(); u.Bytes != 256 {
 		t.Errorf("usage %d bytes; want 256", u.Bytes)
+	}
+}
+
+// TestPrepareBuffer: a buffer prepared through an account is charged from
+// the Prepare when the budget has room for it as it is, and credited once
+// by a Release or a failed Take; without room, or for a desc the device
+// refuses, Take makes it as CreateBuffer would; a Take on an account
+// released meanwhile fails. Usage counts the buffers being prepared.
+func TestPrepareBuffer(t *testing.T) {
+	for _, be := range testdevice.Backends() {
+		t.Run(be.Name, func(t *testing.T) {
+			b := newBudget(t, be.Open(t), budget.Options{Bytes: 1 << 20})
+			a, o := account(t, b, "a"), account(t, b, "other")
+			reclaims := 0
+			o.SetReclaimer(func() (uint64, error) { reclaims++; return 0, nil })
+			desc := device.BufferDesc{Label: "ahead", Size: 256 << 10, Usage: device.CopySrc | device.CopyDst}
+			prepared := func(want int) {
+				t.Helper()
+				if got := b.Usage().Accounts[0].Prepared; got != want {
+					t.Fatalf("%d buffers prepared, want %d", got, want)
+				}
+			}
+
+			// Room: made ahead, charged at once, taken as a live buffer.
+			p := device.Prepare(a, desc)
+			if !p.Ahead() {
+				t.Fatal("a buffer the budget has room for is not made ahead")
+			}
+			prepared(1)
+			check(t, b, map[string]uint64{"a": desc.Size})
+			buf, err := p.Take()
+			if err != nil {
+				t.Fatal(err)
+			}
+			prepared(0)
+			if u := b.Usage().Accounts[0]; u.Buffers != 1 {
+				t.Fatalf("taken: %+v", u)
+			}
+			want := []byte{1, 2, 3, 4}
+			got := make([]byte, 4)
+			if err := a.WriteBuffer(buf, 64, want); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.ReadBuffer(buf, 64, got); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("read back %v, %v; want %v", got, err, want)
+			}
+			check(t, b, map[string]uint64{"a": desc.Size})
+			buf.Release()
+			check(t, b, nil)
+
+			// Given up: credited once; a Take after it fails.
+			p = device.Prepare(a, desc)
+			p.Release()
+			p.Release()
+			prepared(0)
+			check(t, b, nil)
+			if _, err := p.Take(); !errors.Is(err, device.ErrInvalidObject) {
+				t.Fatalf("Take after Release: %v", err)
+			}
+
+			// No room as it is: no reclaimer asked at the Prepare; the
+			// Take creates, asks, and is refused as CreateBuffer is.
+			full, err := o.CreateBuffer(device.BufferDesc{Label: "full", Size: 900 << 10, Usage: device.CopyDst})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = device.Prepare(a, desc)
+			if p.Ahead() || reclaims != 0 {
+				t.Fatalf("without room: ahead %v, %d reclaims", p.Ahead(), reclaims)
+			}
+			prepared(0)
+			check(t, b, map[string]uint64{"other": 900 << 10})
+			if _, err := p.Take(); !errors.Is(err, budget.ErrOverBudget) || reclaims != 1 {
+				t.Fatalf("Take without room: %v, %d reclaims", err, reclaims)
+			}
+			check(t, b, map[string]uint64{"other": 900 << 10})
+			full.Release()
+
+			// A desc the device refuses: refused at Take, nothing charged.
+			p = device.Prepare(a, device.BufferDesc{Size: 6, Usage: device.CopyDst})
+			if p.Ahead() {
+				t.Fatal("an invalid desc made ahead")
+			}
+			if _, err := p.Take(); err == nil || errors.Is(err, budget.ErrOverBudget) {
+				t.Fatalf("Take of an invalid desc: %v", err)
+			}
+
+			// The account released meanwhile: the Take fails, credited.
+			p = device.Prepare(a, desc)
+			a.Release()
+			if _, err := p.Take(); !errors.Is(err, device.ErrReleased) {
+				t.Fatalf("Take after the account's Release: %v", err)
+			}
+			prepared(0)
+			check(t, b, nil)
+		})
 	}
 }

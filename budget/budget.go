@@ -49,9 +49,12 @@ type Usage struct {
 // AccountUsage is one account's part of a Usage.
 type AccountUsage struct {
 	Name     string `json:"name"`
-	Bytes    uint64 `json:"bytes"`    // held by its live buffers and textures
+	Bytes    uint64 `json:"bytes"`    // held by its live buffers and textures, and those it prepares
 	Buffers  int    `json:"buffers"`  // live buffers
 	Textures int    `json:"textures"` // live textures
+	// Prepared counts the buffers being made ahead of need
+	// (Account.PrepareBuffer), neither taken nor given up yet.
+	Prepared int `json:"prepared,omitempty"`
 }
 
 // Check reports whether u is consistent: its accounts' bytes add up to
@@ -148,7 +151,7 @@ func (b *Budget) Usage() Usage {
 		Accounts: make([]AccountUsage, len(b.accounts)),
 	}
 	for i, a := range b.accounts {
-		u.Accounts[i] = AccountUsage{Name: a.name, Bytes: a.bytes, Buffers: len(a.buffers), Textures: len(a.textures)}
+		u.Accounts[i] = AccountUsage{Name: a.name, Bytes: a.bytes, Buffers: len(a.buffers), Textures: len(a.textures), Prepared: a.prepared}
 	}
 	return u
 }

@@ -64,9 +64,12 @@
 // # Invariants
 //
 //   - Usage().Bytes is the sum of the live buffers and textures of every
-//     account, and never exceeds the limit at any return.
-//   - An account's bytes are those of its live objects; Release of a
-//     buffer or texture credits it once, however often it is called.
+//     account, with the buffers they prepare (device.Prepare), and never
+//     exceeds the limit at any return.
+//   - An account's bytes are those of its live objects and of the buffers
+//     it prepares; Release of a buffer or texture credits it once, however
+//     often it is called, and so does the Take that fails or the Release
+//     of a prepared buffer.
 //
 // A Budget and its accounts are not safe for concurrent use: use them from
 // the goroutine that owns the device's managers.

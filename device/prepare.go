@@ -42,19 +42,27 @@ func Prepare(dev Device, desc BufferDesc) *Pending {
 // and whose Release does nothing: what Prepare gives on a device that
 // is not a Preparer.
 func CreateAtTake(dev Device, desc BufferDesc) *Pending {
-	return NewPending(func(take bool) (Buffer, error) {
+	p := NewPending(func(take bool) (Buffer, error) {
 		if !take {
 			return nil, nil
 		}
 		return dev.CreateBuffer(desc)
 	})
+	p.atTake = true
+	return p
 }
 
 // Pending is a buffer being created ahead of need; see Prepare.
 type Pending struct {
 	finish func(take bool) (Buffer, error)
 	once   sync.Once // finish runs once: at the first Take or Release
+	atTake bool      // made by Take (CreateAtTake)
 }
+
+// Ahead reports whether the buffer is made ahead of need: its memory is
+// held from the Prepare until the Take or Release. One of CreateAtTake
+// is not: Take makes it.
+func (p *Pending) Ahead() bool { return !p.atTake }
 
 // NewPending returns a Pending that calls finish once: finish(true) at
 // Take, whose result Take returns, or finish(false) at Release, which

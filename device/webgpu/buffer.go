@@ -135,11 +135,8 @@ func (d *Device) adopt(desc device.BufferDesc, wb *wgpu.Buffer, oom bool, err er
 // the buffers not taken yet and destroys them; a Take after it fails
 // with ErrReleased.
 func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
-	if err := d.creatable(desc); err != nil {
-		return device.NewPending(func(bool) (device.Buffer, error) { return nil, err })
-	}
-	if !offThread {
-		return device.CreateAtTake(d, desc)
+	if !offThread || d.creatable(desc) != nil {
+		return device.CreateAtTake(d, desc) // its CreateBuffer says what is wrong
 	}
 	p := &preparing{}
 	p.job = d.later(func() { p.wb, p.oom, p.err = d.createRaw(desc) })
