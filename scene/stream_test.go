@@ -2,9 +2,12 @@ package scene
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,12 +189,12 @@ func reportOf(t *testing.T, run *Run) string {
 // and the device.
 func numbers(summary string) string {
 	var keep []string
-	managers := false // in the table of gpumem's time by manager
+	managers := false // in the table of gpumem's time by manager, or its slowest frames
 	for _, l := range strings.Split(summary, "\n") {
 		if managers && strings.HasPrefix(l, "  ") {
 			continue
 		}
-		managers = strings.HasPrefix(l, "gpumem's time per frame by manager")
+		managers = strings.HasPrefix(l, "gpumem's time per frame by manager") || strings.HasPrefix(l, "gpumem's slowest frames")
 		switch {
 		case managers, strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"):
 			continue
@@ -303,6 +306,25 @@ func TestStreamManagerTimes(t *testing.T) {
 	}
 	if strings.Contains(out, "  staging ") {
 		t.Errorf("a staging row without -belt:\n%s", out)
+	}
+	// The slowest frames: three, longest first, the first the longest.
+	slow := regexp.MustCompile(`(?m)^  frame (\d+): (\d+\.\d+) ms \(([^)]*)\); live allocations [+-]\d+, uploaded .*, moved [^,]*, (buffers new or grown: \d+|every buffer new)$`).FindAllStringSubmatch(out, -1)
+	if len(slow) != 3 {
+		t.Fatalf("%d slowest frames, want 3:\n%s", len(slow), out)
+	}
+	var longest []float64
+	for _, f := range slow {
+		d, _ := strconv.ParseFloat(f[2], 64)
+		longest = append(longest, d)
+		if n, _ := strconv.Atoi(f[1]); n < 1 || n > 20 || f[3] == "" {
+			t.Errorf("slowest frame %q", f[0])
+		}
+	}
+	if !sort.Float64sAreSorted([]float64{longest[2], longest[1], longest[0]}) {
+		t.Errorf("slowest frames not longest first: %v", longest)
+	}
+	if want := ms(slices.MaxFunc(run.records, func(a, b frameRecord) int { return cmp.Compare(a.gpumem, b.gpumem) }).gpumem); !strings.Contains(slow[0][0], want) {
+		t.Errorf("the slowest frame %q is not the longest, %s", slow[0][0], want)
 	}
 	report := reportOf(t, run)
 	if !strings.Contains(report, "gpumem&#39;s time per frame (CPU) by manager") {

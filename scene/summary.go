@@ -1,6 +1,7 @@
 package scene
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -156,6 +157,7 @@ func (r *Run) WriteSummary(w io.Writer) {
 	times("second half", r.records[nf/2:])
 	fmt.Fprintln(w, "  (the rest of a frame is the demo's: making data, checks read back, bookkeeping; timings vary from run to run)")
 	r.writeManagerTimes(w)
+	r.writeSlowest(w, 3)
 	if r.unload != nil {
 		r.unload.write(w)
 	}
@@ -219,6 +221,41 @@ func (r *Run) writeManagerTimes(w io.Writer) {
 		fmt.Fprintf(tw, "  %-12s\t%s\t\n", row[0], strings.Join(row[1:], "\t"))
 	}
 	tw.Flush()
+}
+
+// writeSlowest writes the n frames of the longest time in gpumem's calls,
+// longest first, each with its managers' shares (those of a tenth of it or
+// more) and what the frame did: live allocations gained or lost (a zone
+// loaded or unloaded), bytes uploaded and moved, buffers new or grown
+// (those that need their bind groups made again; the first frame's are
+// all new).
+func (r *Run) writeSlowest(w io.Writer, n int) {
+	frames := make([]int, len(r.records))
+	for i := range frames {
+		frames[i] = i
+	}
+	slices.SortStableFunc(frames, func(a, b int) int { return cmp.Compare(r.records[b].gpumem, r.records[a].gpumem) })
+	fmt.Fprintln(w, "gpumem's slowest frames:")
+	for _, i := range frames[:min(n, len(frames))] {
+		rec := r.records[i]
+		var mgrs []string
+		for m := range numManagers {
+			if d := rec.byManager[m]; d > 0 && 10*d >= rec.gpumem {
+				mgrs = append(mgrs, managerNames[m]+" "+ms(d))
+			}
+		}
+		prev := 0
+		if i > 0 {
+			prev = r.records[i-1].live
+		}
+		rebound := fmt.Sprintf(", buffers new or grown: %d", len(rec.rebind))
+		if i == 0 {
+			rebound = ", every buffer new"
+		}
+		fmt.Fprintf(w, "  frame %d: %s (%s); live allocations %+d, uploaded %s, moved %s%s\n",
+			i+1, ms(rec.gpumem), strings.Join(mgrs, ", "), rec.live-prev, inspect.FormatBytes(rec.uploaded),
+			inspect.FormatBytes(rec.bytesMoved), rebound)
+	}
 }
 
 // quantile returns the q-quantile of ds (nearest rank; 1 is the max),
