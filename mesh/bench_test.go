@@ -304,6 +304,16 @@ func BenchmarkSteadyFrame(b *testing.B) {
 // meshes.
 func replaceAll(b *testing.B, a *mesh.Allocator, hs []mesh.Handle, ms []mesh.Mesh) {
 	b.Helper()
+	restage(b, a, hs, ms)
+	if err := a.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// restage removes every mesh of hs and adds ms in their place, staged
+// for the next Flush.
+func restage(b *testing.B, a *mesh.Allocator, hs []mesh.Handle, ms []mesh.Mesh) {
+	b.Helper()
 	for i, m := range ms {
 		if err := a.Remove(hs[i]); err != nil {
 			b.Fatal(err)
@@ -312,8 +322,5 @@ func replaceAll(b *testing.B, a *mesh.Allocator, hs []mesh.Handle, ms []mesh.Mes
 		if hs[i], err = a.Add(m); err != nil {
 			b.Fatal(err)
 		}
-	}
-	if err := a.Flush(); err != nil {
-		b.Fatal(err)
 	}
 }
