@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpumem/gpumem/arena"
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // preparer is a device that is a device.Preparer over another: it counts
@@ -59,6 +60,9 @@ func TestGrowAhead(t *testing.T) {
 				if b := a.Stats().PreparedBytes; b != 0 {
 					t.Fatalf("%d bytes prepared on a device that is not a Preparer", b)
 				}
+				if bufs := a.Holder("a", nil).Memory(); len(bufs) != 1 {
+					t.Fatalf("the holder shows %d buffers on a device that is not a Preparer", len(bufs))
+				}
 			}
 			s.verify(t, "grown without preparing")
 			a.Release()
@@ -83,6 +87,22 @@ func TestGrowAhead(t *testing.T) {
 		if st := a.Stats(); st.PreparedBytes != 512*(16+4) {
 			t.Fatalf("PreparedBytes %d, want %d", st.PreparedBytes, 512*(16+4))
 		}
+		// The holder shows them: the arena's buffer, then the first
+		// plane's prepared one, all free.
+		bufs := a.Holder("a", nil).Memory()
+		if len(bufs) != 2 || bufs[1].Name != "a (next growth)" || bufs[1].Kind != memory.PreparedBuffer ||
+			bufs[1].CapacityBytes != 512*16 || bufs[1].ElemBytes != 16 || len(bufs[1].Regions) != 1 || bufs[1].Regions[0].Live() {
+			t.Fatalf("holder while prepared: %+v", bufs)
+		}
+		if err := bufs[1].Check(); err != nil {
+			t.Fatal(err)
+		}
+		if b, ok := a.PreparedPlane(1, "p"); !ok || b.CapacityBytes != 512*4 || b.ElemBytes != 4 {
+			t.Fatalf("plane 1 prepared: %+v, %v", b, ok)
+		}
+		if _, ok := a.PreparedPlane(2, "p"); ok {
+			t.Fatal("a third plane prepared")
+		}
 		creates := p.creates
 		for a.Stats().Growths == 0 {
 			if _, err := s.alloc(16); err != nil {
@@ -94,6 +114,9 @@ func TestGrowAhead(t *testing.T) {
 			t.Fatalf("growth: %d taken, %d created, capacity %d, %d prepared", p.taken, p.creates-creates, st.CapacityElems, p.prepared)
 		}
 		s.verify(t, "grown into the prepared buffers")
+		if bufs := a.Holder("a", nil).Memory(); len(bufs) != 1 {
+			t.Fatalf("the holder shows %d buffers after the growth took the prepared ones", len(bufs))
+		}
 
 		// Fill to the fraction again, then ask for more than the
 		// prepared buffers hold.

@@ -46,8 +46,25 @@ func (a *Arena) SnapshotPlane(p int, name string, owner func(Region) memory.Owne
 	return b
 }
 
-// Holder returns a memory.Holder that shows the arena as one Buffer:
-// Snapshot(name, owner).
+// PreparedPlane returns the buffer of plane p (see Options.Planes) made
+// ahead of the next growth (Options.GrowAhead), as the arena's memory.Holder
+// shows it: named name + " (next growth)", of kind memory.PreparedBuffer,
+// all free; false when none holds memory (device.Pending.Ahead).
+func (a *Arena) PreparedPlane(p int, name string) (memory.Buffer, bool) {
+	ah := a.ahead
+	if ah == nil || p < 0 || p >= len(ah.pending) || !ah.pending[p].Ahead() {
+		return memory.Buffer{}, false
+	}
+	desc := a.opts.bufferDesc(p, ah.elems)
+	b := memory.Buffer{Name: name + " (next growth)", Kind: memory.PreparedBuffer, ElemBytes: a.opts.planeElemSize(p),
+		CapacityBytes: desc.Size, Usage: desc.Usage, Regions: []memory.Region{{Size: desc.Size, State: memory.StateFree}}}
+	b.Measure()
+	return b, true
+}
+
+// Holder returns a memory.Holder that shows the arena as its Snapshot(name,
+// owner), then the buffer made ahead of its next growth, if any
+// (PreparedPlane).
 func (a *Arena) Holder(name string, owner func(Region) memory.Owner) memory.Holder {
 	return holder{name, a, owner}
 }
@@ -59,8 +76,14 @@ type holder struct {
 	owner func(Region) memory.Owner
 }
 
-// Memory returns the arena's Snapshot.
-func (h holder) Memory() []memory.Buffer { return []memory.Buffer{h.a.Snapshot(h.name, h.owner)} }
+// Memory returns the arena's Snapshot and its prepared buffer.
+func (h holder) Memory() []memory.Buffer {
+	bufs := []memory.Buffer{h.a.Snapshot(h.name, h.owner)}
+	if b, ok := h.a.PreparedPlane(0, h.name); ok {
+		bufs = append(bufs, b)
+	}
+	return bufs
+}
 
 // History returns the history counters of s as memory.Stats, for
 // memory.Buffer.WithHistory. O(1).

@@ -24,11 +24,15 @@ const (
 	FrameBlock               // "frame block": a block of ring.Frame
 	StagingChunk             // "staging chunk": a chunk of staging.Belt
 	PoolBuffer               // "pool buffer": a buffer of pool.Pool, leased or idle
+	// "prepared buffer": a buffer made ahead of an arena's next growth
+	// (arena.Options.GrowAhead), all free: the growth makes it the arena's
+	// buffer, or gives it up.
+	PreparedBuffer
 	numKinds
 )
 
 var kindNames = [numKinds]string{"", "arena", "vertex slab", "index slab", "vertex buffer", "index buffer",
-	"meshlet arena", "texture page", "ring buffer", "frame block", "staging chunk", "pool buffer"}
+	"meshlet arena", "texture page", "ring buffer", "frame block", "staging chunk", "pool buffer", "prepared buffer"}
 
 // String returns the kind's name ("vertex slab"); "" for Other.
 func (k Kind) String() string {
@@ -54,10 +58,12 @@ func (k Kind) Compacts() bool {
 // (grown) means rebuilding what binds it (bind groups, vertex and index
 // bindings). False for buffers lent for one frame or one lease (frame
 // blocks, staging chunks, pool buffers), which a renderer binds afresh
-// each time it gets one; true for the rest, Other included.
+// each time it gets one, and for prepared buffers, bound by nothing until
+// a growth takes them (then the grown buffer rebinds); true for the rest,
+// Other included.
 func (k Kind) Rebinds() bool {
 	switch k {
-	case FrameBlock, StagingChunk, PoolBuffer:
+	case FrameBlock, StagingChunk, PoolBuffer, PreparedBuffer:
 		return false
 	}
 	return true

@@ -474,7 +474,18 @@ func TestGrowAhead(t *testing.T) {
 			}
 			md.flush(t)
 			md.verify(t)
-			prepared = prepared || md.a.Stats().PreparedBytes > 0
+			st := md.a.Stats()
+			prepared = prepared || st.PreparedBytes > 0
+			// Memory shows what is prepared, as buffers of their own.
+			var shown uint64
+			for _, b := range md.a.Memory() {
+				if b.Kind == memory.PreparedBuffer {
+					shown += b.CapacityBytes
+				}
+			}
+			if shown != st.PreparedBytes {
+				t.Fatalf("frame %d: Memory shows %d bytes prepared, Stats %d", frame, shown, st.PreparedBytes)
+			}
 		}
 		_, preparer := dev.(device.Preparer)
 		if st := md.a.Stats(); st.Growths == 0 || prepared != preparer {

@@ -11,7 +11,9 @@ import (
 // creation number ("slab of 12-byte vertices #3", after Options.Label),
 // of kind memory.VertexSlab or IndexSlab, with a region per placed array of kind "vertex" or
 // "index" named by its mesh's Handle ("handle 3.1"), whole slots (Used is
-// the array's bytes, Size its slots'), and the slab's arena history; then
+// the array's bytes, Size its slots'), and the slab's arena history, each
+// followed by the buffer made ahead of its next growth, if any
+// (Options.GrowAhead, arena.Arena.PreparedPlane); then
 // each buffer of its own (kind memory.VertexBuffer or IndexBuffer), in
 // handle order. Staged
 // arrays are in no buffer. O(placed arrays + meshes); it allocates the
@@ -52,6 +54,9 @@ func (a *Allocator) Memory() []memory.Buffer {
 			}
 			b.Measure()
 			bufs = append(bufs, b)
+			if pb, ok := sl.ar.PreparedPlane(plane, b.Name); ok {
+				bufs = append(bufs, pb)
+			}
 		}
 	}
 	for idx := range a.recs {

@@ -12,7 +12,9 @@ func (h BatchHandle) String() string { return "batch " + h.h.String() }
 // memory.Holder): the data arena (Options.Data.Label, kind memory.MeshletArena,
 // regions of kind "meshlet-data") and the rows arena (regions of kind
 // "meshlet-rows"), each allocation named by its batch's handle ("batch
-// 3.1"), with the arenas' history. O(batches); it allocates the snapshot.
+// 3.1"), with the arenas' history, each followed by the buffer made ahead
+// of its next growth, if any (arena.Arena.PreparedPlane). O(batches); it
+// allocates the snapshot.
 func (m *Manager) Memory() []memory.Buffer {
 	if m.gone {
 		return nil
@@ -25,7 +27,15 @@ func (m *Manager) Memory() []memory.Buffer {
 	data := m.data.Snapshot(m.opts.Data.Label, owner("meshlet-data"))
 	rows := m.rows.Snapshot(m.opts.Rows.Label, owner("meshlet-rows"))
 	data.Kind, rows.Kind = memory.MeshletArena, memory.MeshletArena
-	return []memory.Buffer{data, rows}
+	bufs := []memory.Buffer{data}
+	if b, ok := m.data.PreparedPlane(0, data.Name); ok {
+		bufs = append(bufs, b)
+	}
+	bufs = append(bufs, rows)
+	if b, ok := m.rows.PreparedPlane(0, rows.Name); ok {
+		bufs = append(bufs, b)
+	}
+	return bufs
 }
 
 var _ memory.Holder = (*Manager)(nil)

@@ -259,7 +259,7 @@ func (s *stopwatch) reset() {
 
 // categories are what the demo's memory is for, in the order the plot
 // of memory by category stacks them.
-var categories = []string{"vertex", "index", "meshlet", "texture", "uniform", "scratch", "readback"}
+var categories = []string{"vertex", "index", "meshlet", "texture", "uniform", "scratch", "readback", "ahead"}
 
 // category returns what b's memory is for, by the kind of buffer its
 // manager says it is.
@@ -279,6 +279,8 @@ func category(b *memory.Buffer) string {
 		return "scratch"
 	case memory.PoolBuffer:
 		return "readback"
+	case memory.PreparedBuffer:
+		return "ahead"
 	}
 	return ""
 }
@@ -295,6 +297,8 @@ func categoryColor(c string) string {
 		return "#3d7a76" // a darker ring color
 	case "readback":
 		return inspect.KindColor("pool")
+	case "ahead":
+		return "#a0a0a0" // held, not in use yet
 	}
 	return inspect.KindColor(c)
 }

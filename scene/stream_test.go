@@ -196,7 +196,8 @@ func numbers(summary string) string {
 		}
 		managers = strings.HasPrefix(l, "gpumem's time per frame by manager") || strings.HasPrefix(l, "gpumem's slowest frames")
 		switch {
-		case managers, strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"):
+		case managers, strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"),
+			strings.HasPrefix(l, "made ahead of the next growth"): // on a device that prepares buffers
 			continue
 		case strings.HasPrefix(l, "gpumem demo:"):
 			l = regexp.MustCompile(`, on .*`).ReplaceAllString(l, "")

@@ -53,6 +53,9 @@ func (r *Run) bufferRows() [][]string {
 	rows := map[group][]memory.Buffer{}
 	var swept []memory.Buffer
 	for _, b := range r.last.Buffers {
+		if b.Kind == memory.PreparedBuffer {
+			continue // held ahead of a growth, on some devices: see preparedLine
+		}
 		g := groupOf(&b)
 		if rows[g] == nil {
 			groups = append(groups, g)
@@ -76,11 +79,32 @@ func (r *Run) bufferRows() [][]string {
 	for _, g := range groups {
 		out = append(out, line(g.String(), rows[g], g.kind.Compacts()))
 	}
-	total := line("total", r.last.Buffers, false)
+	total := line("total", slices.DeleteFunc(slices.Clone(r.last.Buffers), isPrepared), false)
 	if len(swept) > 0 {
 		total[len(total)-1] = pct(memory.Totals(swept).Fragmentation)
 	}
 	return append(out, total)
+}
+
+func isPrepared(b memory.Buffer) bool { return b.Kind == memory.PreparedBuffer }
+
+// preparedLine says what the last frame's buffers made ahead of a growth
+// (arena.Options.GrowAhead) hold, which the table leaves out: a device
+// that makes buffers off the caller's goroutine (webgpu) holds them ahead,
+// others make them at the growth, and the table's figures are alike on
+// every device. "" when there are none.
+func (r *Run) preparedLine() string {
+	var bufs []memory.Buffer
+	for _, b := range r.last.Buffers {
+		if isPrepared(b) {
+			bufs = append(bufs, b)
+		}
+	}
+	if len(bufs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("made ahead of the next growth (GrowAhead), beside the table: %s in %d buffers",
+		inspect.FormatBytes(memory.Totals(bufs).CapacityBytes), len(bufs))
 }
 
 // WriteSummary writes the run's summary as text: a table of the last
@@ -112,6 +136,9 @@ func (r *Run) WriteSummary(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(the managers' buffers at the last frame, as they show them; growths, moves and moved: over each live buffer's life;\nfragmentation: of the mesh slabs and meshlet arenas)")
+	if l := r.preparedLine(); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintln(w)
 	for _, n := range r.notes {
 		fmt.Fprintln(w, n)
