@@ -95,25 +95,28 @@ func (a *Account) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 	return v, nil
 }
 
-// PrepareBuffer starts making a buffer of desc ahead of need on the
-// budget's device (device.Prepare: off the caller's goroutine where the
-// device is a Preparer), charged to the account from now on, when the
-// budget has room for it as it is: memory made ahead of need asks no
-// reclaimer for room, so it never pushes out what others hold. Without
-// that room, for a desc the device would refuse, or on a released account,
-// the Pending makes the buffer at Take through CreateBuffer, with its
-// rules and errors. A Take on an account released meanwhile gives the
+// PrepareBuffer starts making a buffer of desc ahead of need, charged to
+// the account from now on, where the budget's device makes buffers ahead
+// (a device.Preparer whose Pending is Ahead) and the budget has room for
+// it as it is: memory made ahead of need asks no reclaimer for room, so it
+// never pushes out what others hold. Otherwise (no room, a device that
+// makes buffers at Take, a desc the device would refuse, a released
+// account) the Pending makes the buffer at Take through CreateBuffer, with
+// its rules and errors. A Take on an account released meanwhile gives the
 // buffer up and fails with device.ErrReleased.
 func (a *Account) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 	n := desc.Size
+	if a.released || desc.Validate(a.Limits()) != nil || n > a.b.opts.Bytes-a.b.bytes {
+		return device.CreateAtTake(a, desc)
+	}
+	p := device.Prepare(a.dev, desc)
 	// Where n fits, reserve asks no reclaimer and cannot fail.
-	if a.released || desc.Validate(a.Limits()) != nil || n > a.b.opts.Bytes-a.b.bytes ||
-		a.b.reserve(a, n, "buffer "+quote(desc.Label)) != nil {
+	if !p.Ahead() || a.b.reserve(a, n, "buffer "+quote(desc.Label)) != nil {
+		p.Release()
 		return device.CreateAtTake(a, desc)
 	}
 	a.bytes += n
 	a.prepared++
-	p := device.Prepare(a.dev, desc)
 	return device.NewPending(func(take bool) (device.Buffer, error) {
 		a.prepared--
 		if take && !a.released {

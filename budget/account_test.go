@@ -148,19 +148,57 @@ func TestAccountRelease(t *testing.T) {
 	}
 }
 
-// TestPrepareBuffer: a buffer prepared through an account is charged from
-// the Prepare when the budget has room for it as it is, and credited once
-// by a Release or a failed Take; without room, or for a desc the device
-// refuses, Take makes it as CreateBuffer would; a Take on an account
-// released meanwhile fails. Usage counts the buffers being prepared.
+// hostPreparer is the host device made a device.Preparer: it makes each
+// buffer at the Prepare, ahead of the Take.
+type hostPreparer struct{ *host.Device }
+
+func (d hostPreparer) PrepareBuffer(desc device.BufferDesc) *device.Pending {
+	buf, err := d.CreateBuffer(desc)
+	return device.NewPending(func(take bool) (device.Buffer, error) {
+		if !take && buf != nil {
+			buf.Release()
+		}
+		return buf, err
+	})
+}
+
+// TestPrepareBuffer: a buffer prepared through an account over a device
+// that makes buffers ahead is charged from the Prepare when the budget has
+// room for it as it is, and credited once by a Release or a failed Take;
+// without room, or for a desc the device refuses, Take makes it as
+// CreateBuffer would; a Take on an account released meanwhile fails.
+// Usage counts the buffers being prepared. Over a device that makes
+// buffers at Take (the host device), nothing is charged before the Take.
 func TestPrepareBuffer(t *testing.T) {
+	desc := device.BufferDesc{Label: "ahead", Size: 256 << 10, Usage: device.CopySrc | device.CopyDst}
+	{
+		b := newBudget(t, testdevice.Host(t, host.Options{}), budget.Options{Bytes: 1 << 20})
+		a := account(t, b, "a")
+		p := device.Prepare(a, desc)
+		if p.Ahead() || b.Usage().Bytes != 0 {
+			t.Fatalf("over the host device: ahead %v, usage %+v", p.Ahead(), b.Usage())
+		}
+		buf, err := p.Take()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, b, map[string]uint64{"a": desc.Size})
+		buf.Release()
+	}
+	backends := []testdevice.Backend{{Name: "host preparer", Open: func(t testing.TB) device.Device {
+		return hostPreparer{testdevice.Host(t, host.Options{})}
+	}}}
 	for _, be := range testdevice.Backends() {
+		if be.Name != "host" {
+			backends = append(backends, be)
+		}
+	}
+	for _, be := range backends {
 		t.Run(be.Name, func(t *testing.T) {
 			b := newBudget(t, be.Open(t), budget.Options{Bytes: 1 << 20})
 			a, o := account(t, b, "a"), account(t, b, "other")
 			reclaims := 0
 			o.SetReclaimer(func() (uint64, error) { reclaims++; return 0, nil })
-			desc := device.BufferDesc{Label: "ahead", Size: 256 << 10, Usage: device.CopySrc | device.CopyDst}
 			prepared := func(want int) {
 				t.Helper()
 				if got := b.Usage().Accounts[0].Prepared; got != want {
