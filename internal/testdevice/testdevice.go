@@ -102,3 +102,12 @@ func Long(t testing.TB) {
 func IsLong() bool {
 	return os.Getenv("CI") == "true" || os.Getenv("GPUMEM_LONG") == "1"
 }
+
+// PreparesAhead reports whether dev makes buffers ahead of need: whether
+// a device.Prepare on it holds the buffer before the Take (Pending.Ahead),
+// as webgpu does natively and not in the browser.
+func PreparesAhead(dev device.Device) bool {
+	p := device.Prepare(dev, device.BufferDesc{Label: "probe", Size: 4, Usage: device.CopyDst})
+	defer p.Release()
+	return p.Ahead()
+}
