@@ -53,7 +53,7 @@ func (r *Run) bufferRows() [][]string {
 	rows := map[group][]memory.Buffer{}
 	var swept []memory.Buffer
 	for _, b := range r.last.Buffers {
-		if b.Kind == memory.PreparedBuffer {
+		if isPrepared(b) {
 			continue // held ahead of a growth, on some devices: see preparedLine
 		}
 		g := groupOf(&b)
