@@ -26,6 +26,20 @@
 // Compact call to the return of the Wait after it) and compares it with
 // its own kernel time.
 //
+// A GPU lowers its clocks when it idles, and recording a submit's batches
+// can take the CPU many times longer than the GPU takes to run them
+// (262,144 moves of 4 KiB a batch: about eight times on an H100). Measured
+// plainly, the GPU would idle most of the time, its clock would fall, and
+// each measurement would read a lower speed than the one before: the
+// figure would depend on what the process measured earlier. So, on a GPU,
+// for a case whose batch takes several times longer to record than to run
+// (heatRatio), while the
+// CPU records a submit's batches the harness keeps the GPU busy with
+// copies between two buffers of its own (the heat), sized to last about
+// as long as the recording, waits for them to finish, and only then
+// submits the batches, which start on a GPU that has not idled. None of
+// the heat's time is in a result.
+//
 // A case's buffers are made once and its first batch runs untimed: wgpu
 // clears a new buffer's memory on its first use, and the pipelines and
 // scratch are made on the device's first move, so neither counts in the
@@ -236,9 +250,11 @@ func measure(d *webgpu.Device, res Result, run func() error, iters int) (Result,
 	if err := d.Wait(); err != nil {
 		return res, err
 	}
+	t0 := time.Now()
 	if err := run(); err != nil {
 		return res, err
 	}
+	recordOne := time.Since(t0)
 	_, one, err := submitWait(d)
 	if err != nil {
 		return res, err
@@ -249,9 +265,20 @@ func measure(d *webgpu.Device, res Result, run func() error, iters int) (Result,
 	res.Batches = int(min(max(benchTarget/max(one, time.Microsecond), 1), 64))
 	per := time.Duration(res.Batches)
 	tm, timed := d.Timer()
+	var h *heater
+	if recordOne > heatRatio*one { // the GPU would mostly idle
+		if h, err = newHeater(d); err != nil {
+			return res, err
+		}
+		defer h.release()
+	}
 	var records, submits, gpus []time.Duration
 	var spans []device.Span
 	for range iters {
+		heat, err := h.start()
+		if err != nil {
+			return res, err
+		}
 		var span device.Span
 		if timed {
 			// Stamped before t0: the stamp's own recording is not the
@@ -277,6 +304,9 @@ func measure(d *webgpu.Device, res Result, run func() error, iters int) (Result,
 			span.End = s
 			spans = append(spans, span)
 		}
+		if err := h.finish(heat, record); err != nil {
+			return res, err
+		}
 		submit, gpu, err := submitWait(d)
 		if err != nil {
 			return res, err
@@ -299,6 +329,104 @@ func measure(d *webgpu.Device, res Result, run func() error, iters int) (Result,
 	}
 	res.Kernel = median(kernels)
 	return res, nil
+}
+
+// heater keeps a GPU busy while the CPU records (see the package doc):
+// copies of heatBytes from src to dst, as many as it takes to last about
+// as long as a recording. A nil heater heats nothing: on a CPU adapter
+// the "GPU" is the processor that records.
+type heater struct {
+	d        *webgpu.Device
+	src, dst device.Buffer
+	copies   int // the copies of the next heat
+}
+
+// heatRatio is how many times longer than it runs a batch must take to
+// record for the harness to heat the GPU: well past the noise of timing
+// one batch, so that cases whose GPU is busy most of the time run as
+// they always did.
+const heatRatio = 4
+
+// heatBytes is the size of one copy of the heat: a few tens of
+// microseconds on a large GPU, so that a heat's length is fine-grained.
+const heatBytes = 32 << 20
+
+// maxHeatCopies bounds a heat: seconds of copies on a large GPU.
+const maxHeatCopies = 1 << 16
+
+// newHeater returns a heater on d, nil on a CPU adapter.
+func newHeater(d *webgpu.Device) (*heater, error) {
+	if d.Info().Type == "cpu" {
+		return nil, nil
+	}
+	h := &heater{d: d, copies: 16}
+	var err error
+	if h.src, err = d.CreateBuffer(device.BufferDesc{Label: "bench heat source", Size: heatBytes, Usage: device.CopySrc}); err != nil {
+		return nil, err
+	}
+	if h.dst, err = d.CreateBuffer(device.BufferDesc{Label: "bench heat destination", Size: heatBytes, Usage: device.CopyDst}); err != nil {
+		h.src.Release()
+		return nil, err
+	}
+	return h, nil
+}
+
+// start records the heat's copies and submits them; it returns their
+// fence.
+func (h *heater) start() (uint64, error) {
+	if h == nil {
+		return 0, nil
+	}
+	for range h.copies {
+		if err := h.d.CopyBuffer(h.src, 0, h.dst, 0, heatBytes); err != nil {
+			return 0, err
+		}
+	}
+	return h.d.Fence()
+}
+
+// finish waits for the heat of fence to end, after a recording that took
+// record, and sizes the next heat from how it went (nextCopies).
+func (h *heater) finish(fence uint64, record time.Duration) error {
+	if h == nil {
+		return nil
+	}
+	t0 := time.Now()
+	spun := false
+	for {
+		done, err := h.d.Completed()
+		if err != nil {
+			return err
+		}
+		if done >= fence {
+			break
+		}
+		spun = true
+	}
+	h.copies = nextCopies(h.copies, !spun, time.Since(t0), record)
+	return nil
+}
+
+// nextCopies sizes the heat after one of copies copies, which had ended
+// by the end of a recording that took record (ended) or was waited for
+// for wait after it: twice as many when it had ended (it was short, by an
+// unknown margin), fewer when the wait was more than a tenth of the
+// recording (so that the next lasts about record), as many otherwise.
+func nextCopies(copies int, ended bool, wait, record time.Duration) int {
+	switch {
+	case ended:
+		return min(2*copies, maxHeatCopies)
+	case 10*wait > record:
+		return max(int(float64(copies)*float64(record)/float64(record+wait)), 1)
+	}
+	return copies
+}
+
+func (h *heater) release() {
+	if h != nil {
+		h.src.Release()
+		h.dst.Release()
+	}
 }
 
 // submitWait submits d's recorded work and waits for it, and returns the
