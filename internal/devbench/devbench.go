@@ -33,12 +33,11 @@
 // each measurement would read a lower speed than the one before: the
 // figure would depend on what the process measured earlier. So, on a GPU,
 // for a case whose batch takes several times longer to record than to run
-// (heatRatio), while the
-// CPU records a submit's batches the harness keeps the GPU busy with
-// copies between two buffers of its own (the heat), sized to last about
-// as long as the recording, waits for them to finish, and only then
-// submits the batches, which start on a GPU that has not idled. None of
-// the heat's time is in a result.
+// (heatRatio), while the CPU records a submit's batches the harness keeps
+// the GPU busy with copies between two buffers of its own (the heat),
+// sized to last about as long as the recording, waits for them to finish,
+// and only then submits the batches, which start on a GPU that has not
+// idled. None of the heat's time is in a result.
 //
 // A case's buffers are made once and its first batch runs untimed: wgpu
 // clears a new buffer's memory on its first use, and the pipelines and
