@@ -56,9 +56,8 @@ func (a *Arena) PreparedPlane(p int, name string) (memory.Buffer, bool) {
 		return memory.Buffer{}, false
 	}
 	desc := a.opts.bufferDesc(p, ah.elems)
-	b := memory.Buffer{Name: name + " (next growth)", Kind: memory.PreparedBuffer, ElemBytes: a.opts.planeElemSize(p),
-		CapacityBytes: desc.Size, Usage: desc.Usage, Regions: []memory.Region{{Size: desc.Size, State: memory.StateFree}}}
-	b.Measure()
+	b := memory.Block(name+" (next growth)", memory.PreparedBuffer, desc.Size, 0, memory.Region{}, desc.Usage)
+	b.ElemBytes = a.opts.planeElemSize(p)
 	return b, true
 }
 
