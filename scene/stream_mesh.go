@@ -334,10 +334,11 @@ func (w *meshWorkload) frame(f *frameState) error {
 	if err == nil {
 		err = w.a.Sweep(demoSweepLimits)
 	}
-	f.spendUpload(w.a.Stats().BytesUploaded - uploaded)
 	clear(w.moved)
 	w.noteMoves()
 	f.gpumem.stop(t)
+	// The demo's bookkeeping, not gpumem's time: Stats walks the slabs.
+	f.spendUpload(w.a.Stats().BytesUploaded - uploaded)
 	if err != nil {
 		return fmt.Errorf("mesh flush and sweep: %w", err)
 	}
