@@ -14,6 +14,7 @@ import "sync"
 // Take of a prepared buffer); the move kernels' build (precompile)
 // starts at once, when the device opens, before any submit. Release
 // starts and waits for every job.
+//
 // Jobs are queued, started, cancelled and waited for on the device's
 // goroutine; only run runs on another.
 
