@@ -313,3 +313,83 @@ func TestMoveTableBufferSettles(t *testing.T) {
 		t.Fatal("bytes differ from the moves done in order")
 	}
 }
+
+// TestMoveParts checks that a batch past Options.MovePart goes to the GPU
+// in parts, each of whole moves coming to MovePart bytes or more, with
+// scratch made up front for the part that gathers most; the result is
+// the batch done in order (a sweep whose blocks slide over their own old
+// places, so every part gathers).
+func TestMoveParts(t *testing.T) {
+	const size, part = 4 << 20, 256 << 10
+	d := newTestDevice(t, Options{MovePart: part})
+	buf, err := d.CreateBuffer(device.BufferDesc{Size: size, Usage: device.CopySrc | device.CopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, size)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	if err := d.WriteBuffer(buf, 0, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var moves []device.Move
+	var bytes uint64
+	for src, dst := uint64(64), uint64(0); ; {
+		n := 4 * (1 + r.Uint64N(8<<10))
+		if src+n > size {
+			break
+		}
+		moves = append(moves, device.Move{Src: src, Dst: dst, Size: n})
+		bytes += n
+		dst += n
+		src += n + 4*r.Uint64N(16)
+	}
+	want := slices.Clone(data)
+	for _, m := range moves {
+		copy(want[m.Dst:m.Dst+m.Size], want[m.Src:m.Src+m.Size])
+	}
+	// Parts as partLen cuts them: each the fewest moves that reach part.
+	parts, gather := 0, uint64(0)
+	for rest := moves; len(rest) > 0; parts++ {
+		n := d.partLen(rest)
+		sum, g := uint64(0), uint64(0)
+		for _, m := range rest[:n] {
+			sum += m.Size
+			g += gatherCost(m.Size)
+		}
+		if sum < part && n < len(rest) || n > 1 && sum-rest[n-1].Size >= part {
+			t.Fatalf("part of %d moves, %d bytes: not the fewest that reach %d", n, sum, part)
+		}
+		gather = max(gather, g)
+		rest = rest[n:]
+	}
+	if want := int(bytes / part); parts < want {
+		t.Fatalf("%d parts for %d bytes in parts of %d", parts, bytes, part)
+	}
+	if got := d.partsScratch(moves); got != min(gather, d.scratchCap()) {
+		t.Fatalf("partsScratch %d, want %d", got, min(gather, d.scratchCap()))
+	}
+	before := d.submits
+	if err := d.Move(buf, moves); err != nil {
+		t.Fatal(err)
+	}
+	// Every part but the last is submitted inside Move; the last waits
+	// for the next submit, as an unparted batch does.
+	if got := int(d.submits - before); got != parts-1 {
+		t.Fatalf("%d submits inside a Move of %d parts, want %d", got, parts, parts-1)
+	}
+	got := make([]byte, size)
+	if err := d.ReadBuffer(buf, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("byte %d: %d, want %d (a batch of %d moves in %d parts)", i, got[i], want[i], len(moves), parts)
+		}
+	}
+}
