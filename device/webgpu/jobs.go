@@ -10,8 +10,9 @@ import "sync"
 // (PrepareBuffer's creations, reap's frees of large buffers) and starts
 // it at the next Fence or Wait, after the frame's submits, where it
 // overlaps the program's own work between frames rather than the next
-// frame's submits. A job needed sooner starts when it is waited for (a
-// Take of a prepared buffer); the move kernels' build (precompile)
+// frame's submits. A job needed sooner starts when it is waited for: a
+// Take of a prepared buffer, or Wait, which returns once every free that
+// it or a Fence started is done. The move kernels' build (precompile)
 // starts at once, when the device opens, before any submit. Release
 // starts and waits for every job.
 //
@@ -54,6 +55,16 @@ func (d *Device) start(j *job) {
 func (d *Device) wait(j *job) {
 	d.start(j)
 	<-j.done
+}
+
+// ended reports whether j has run, or was cancelled, without waiting.
+func (j *job) ended() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // cancel keeps j from starting; one started already runs to its end.

@@ -148,9 +148,9 @@ func TestTableStagingShrinksAfterABigBatch(t *testing.T) {
 
 // TestLargeDeadGoOffThread: a released buffer of offThreadDestroyBytes
 // or more leaves the dead list once a fence marked after its release
-// completes, destroyed by a job started at the Wait (waited for here, and
-// by Release), while a small one is destroyed in the call; the device
-// goes on working.
+// completes, destroyed by a job that the next Fence or Wait starts and
+// that Wait waits for, while a small one is destroyed in the call; the
+// device goes on working.
 func TestLargeDeadGoOffThread(t *testing.T) {
 	d := newTestDevice(t, Options{})
 	big, err := d.CreateBuffer(device.BufferDesc{Size: offThreadDestroyBytes, Usage: device.CopySrc | device.CopyDst})
@@ -169,16 +169,30 @@ func TestLargeDeadGoOffThread(t *testing.T) {
 	if len(d.dead) != 2 {
 		t.Fatalf("%d dead, want 2", len(d.dead))
 	}
-	if _, err := d.Fence(); err != nil {
+	f, err := d.Fence()
+	if err != nil {
 		t.Fatal(err)
+	}
+	for done := uint64(0); done < f; {
+		if done, err = d.Completed(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The fence completed: the small buffer is gone, the big one's
+	// destroy is queued for the next Fence or Wait.
+	if len(d.dead) != 0 || len(d.freeing) != 1 || len(d.jobs) != 1 {
+		t.Fatalf("%d dead, %d frees, %d jobs queued after the fence completed; want 0, 1, 1", len(d.dead), len(d.freeing), len(d.jobs))
+	}
+	free := d.freeing[0]
+	if free.ended() {
+		t.Fatal("the destroy ran before a Fence or Wait started it")
 	}
 	if err := d.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if len(d.dead) != 0 {
-		t.Fatalf("%d dead after the fence completed", len(d.dead))
+	if !free.ended() || len(d.freeing) != 0 {
+		t.Fatalf("Wait returned before the destroy it started ended (%d frees left)", len(d.freeing))
 	}
-	d.running.Wait()
 	other, err := d.CreateBuffer(device.BufferDesc{Size: 1 << 16, Usage: device.CopySrc | device.CopyDst})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,6 +219,9 @@ type Device struct {
 	// counts those started and not ended (jobs.go).
 	jobs    []*job
 	running sync.WaitGroup
+	// freeing are the jobs that destroy dead objects, queued or running;
+	// Wait waits for them, and reap forgets those that ended.
+	freeing []*job
 
 	fences fenceState // see fence.go
 	// copiedMapped lists the mapped MapWrite buffers that recorded
@@ -468,7 +472,8 @@ func (d *Device) Submit() error {
 
 // Wait submits the recorded work and blocks until the GPU has finished all
 // submitted work; then it destroys every object released before the last
-// fence was marked. It marks no fence: what was released since stays for
+// fence was marked, and waits for the frees that jobs run (those Fence
+// started too). It marks no fence: what was released since stays for
 // the renderer's passes of this frame.
 func (d *Device) Wait() error {
 	if err := d.usable(); err != nil {
@@ -483,6 +488,11 @@ func (d *Device) Wait() error {
 	d.bury(true)
 	d.reap()
 	d.startJobs()
+	for _, j := range d.freeing {
+		<-j.done
+	}
+	clear(d.freeing)
+	d.freeing = d.freeing[:0]
 	return d.fences.rejected()
 }
 
@@ -565,10 +575,13 @@ const offThreadDestroyBytes = 16 << 20
 // by jobs, on goroutines of their own from the next Fence or Wait on
 // (jobs.go; wgpu-native's objects may be destroyed from any thread).
 func (d *Device) reap() {
+	if len(d.freeing) > 0 {
+		d.freeing = slices.DeleteFunc(d.freeing, (*job).ended)
+	}
 	n := 0
 	for n < len(d.dead) && d.dead[n].after < d.fences.done {
 		if o := d.dead[n]; offThread && o.size >= offThreadDestroyBytes {
-			d.later(o.destroy)
+			d.freeing = append(d.freeing, d.later(o.destroy))
 		} else {
 			o.destroy()
 		}
