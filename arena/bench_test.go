@@ -487,48 +487,87 @@ func (b nullBuffer) Release()                {}
 // wait for the device. A first sweep runs untimed, so the device's one-time
 // setup of moves does not count.
 //
-// On webgpu the same sweeps (the same arenas, drawn from the same seed)
-// also run on a second device whose Moves are submitted whole
-// (webgpu.NoMoveParts), alternating with the first: whole-GB/s is their
-// speed end to end. Where the adapter has a GPU timer, the whole batches
-// are timed (Options.TimeMoves) and the wait is broken down: submit-ms is
-// the CPU time of the Fence call that submits the batch; kernel-ms the
-// batch's GPU time between its stamps (its kernels and table upload);
-// idle-ms the rest of the wait (wait-ms - submit-ms - kernel-ms): submit to
-// first kernel plus last kernel to the CPU's return from Wait, where no
-// stamp sees. rtt-ms is that same latency for an empty submission (two
-// stamps, Fence, Wait), the floor any submit pays. kern-GB/s is the bytes
-// over kernel-ms: the kernels alone, as no parted batch can be timed (its
-// span holds the GPU's waits for the CPU between parts). sweep/kern is the
-// default device's end to end throughput over it, and whole/kern the whole
-// batches': the share of the kernels' speed a compaction gets.
+// Where the device has a GPU timer (webgpu on an adapter with timestamps),
+// the arena times its batch (Options.TimeMoves) and the wait is broken
+// down: submit-ms is the CPU time of the Fence call that submits the
+// batch; kernel-ms the batch's GPU time between its stamps (its kernels
+// and table upload); idle-ms the rest of the wait (wait-ms - submit-ms -
+// kernel-ms): submit to first kernel plus last kernel to the CPU's return
+// from Wait, where no stamp sees. rtt-ms is that same latency for an
+// empty submission (two stamps, Fence, Wait), the floor any submit pays.
+// kern-GB/s is the bytes over kernel-ms, and sweep/kern the end to end
+// throughput over it: the share of the kernels' speed a compaction gets.
 func BenchmarkSweepThroughput(b *testing.B) {
 	dev := benchDevice(b)
-	runs := []*sweepRun{{dev: dev}}
-	if os.Getenv("GPUMEM_BENCH_DEVICE") == "webgpu" {
-		whole := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true, MovePart: webgpu.NoMoveParts})
-		tm, timed := device.TimerOf(whole)
-		runs = append(runs, &sweepRun{dev: whole, timer: tm, timed: timed})
+	const total = 512 << 20
+	r := rand.New(rand.NewPCG(7, 8))
+	var a *arena.Arena
+	tm, timed := device.TimerOf(dev)
+	fragment := func() {
+		a = fragmentedTimed(b, dev, a, r, total, timed)
+		touch(b, dev, a.Buffer())
 	}
-	for _, s := range runs {
-		// One sweep untimed first: the device's first move compiles its
-		// kernels and makes its scratch buffer, once per device.
-		s.r = rand.New(rand.NewPCG(7, 8))
-		s.once(b)
-		*s = sweepRun{dev: s.dev, timer: s.timer, timed: s.timed, r: rand.New(rand.NewPCG(7, 8)), a: s.a}
+	// One sweep untimed first: the device's first move compiles its
+	// kernels and makes its scratch buffer, once per device.
+	fragment()
+	if _, err := a.Compact(); err != nil {
+		b.Fatal(err)
 	}
+	if err := settle(dev); err != nil {
+		b.Fatal(err)
+	}
+	var moved uint64
+	var elapsed, call, submit, kernel time.Duration
+	moves := 0
 	for i := 0; i < b.N; i++ {
-		for _, s := range runs {
-			s.once(b)
+		fragment()
+		before := a.Stats().BytesMoved
+		t0 := time.Now()
+		ms, err := a.Compact()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		call += t1.Sub(t0)
+		moves += len(ms)
+		if _, err := dev.Fence(); err != nil {
+			b.Fatal(err)
+		}
+		submit += time.Since(t1)
+		if err := dev.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		elapsed += time.Since(t0)
+		moved += a.Stats().BytesMoved - before
+		if timed {
+			k, ok, err := a.MoveTime()
+			if err != nil || !ok {
+				b.Fatalf("no GPU time for the batch after Wait: %v", err)
+			}
+			kernel += k
 		}
 	}
-	parted, w := runs[0], runs[len(runs)-1]
-	for _, s := range runs {
-		s.a.Release()
+	a.Release()
+	var rtt time.Duration
+	if timed {
+		// An empty submission's round trip, as the batch's is timed.
+		const trips = 20
+		for range trips {
+			if _, err := tm.Stamp(); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tm.Stamp(); err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			if err := settle(dev); err != nil {
+				b.Fatal(err)
+			}
+			rtt += time.Since(t0)
+		}
+		rtt /= trips
 	}
-	per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }
-	sweep := parted.gbs()
-	moved := parted.moved
+	sweep := 2 * float64(moved) / elapsed.Seconds() / 1e9
 	// The baseline: one copy of the mean bytes moved, between two buffers.
 	n := (moved / uint64(b.N)) &^ 3
 	src, err := dev.CreateBuffer(device.BufferDesc{Size: n, Usage: device.CopySrc | device.CopyDst})
@@ -556,96 +595,24 @@ func BenchmarkSweepThroughput(b *testing.B) {
 	}
 	raw := 2 * float64(5*n) / copyTime.Seconds() / 1e9
 	b.ReportMetric(float64(moved)/float64(b.N)/(1<<20), "MiB-moved/op")
-	b.ReportMetric(float64(parted.moves)/float64(b.N), "moves/op")
+	b.ReportMetric(float64(moves)/float64(b.N), "moves/op")
 	// Where a sweep's time goes: the Compact call (planning, recording and
 	// submitting the moves) and the wait for the device after it.
-	b.ReportMetric(per(parted.call), "call-ms/op")
-	b.ReportMetric(per(parted.elapsed-parted.call), "wait-ms/op")
-	if w != parted {
-		b.ReportMetric(w.gbs(), "whole-GB/s")
-	}
-	if w.timed {
-		rtt := w.rtt(b)
-		kern := 2 * float64(w.moved) / w.kernel.Seconds() / 1e9
-		b.ReportMetric(per(w.submit), "submit-ms/op")
-		b.ReportMetric(per(w.kernel), "kernel-ms/op")
-		b.ReportMetric(per(w.elapsed-w.call-w.submit-w.kernel), "idle-ms/op")
+	b.ReportMetric(call.Seconds()*1e3/float64(b.N), "call-ms/op")
+	b.ReportMetric((elapsed-call).Seconds()*1e3/float64(b.N), "wait-ms/op")
+	if timed {
+		per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }
+		kern := 2 * float64(moved) / kernel.Seconds() / 1e9
+		b.ReportMetric(per(submit), "submit-ms/op")
+		b.ReportMetric(per(kernel), "kernel-ms/op")
+		b.ReportMetric(per(elapsed-call-submit-kernel), "idle-ms/op")
 		b.ReportMetric(rtt.Seconds()*1e3, "rtt-ms")
 		b.ReportMetric(kern, "kern-GB/s")
 		b.ReportMetric(sweep/kern, "sweep/kern")
-		b.ReportMetric(w.gbs()/kern, "whole/kern")
 	}
 	b.ReportMetric(sweep, "sweep-GB/s")
 	b.ReportMetric(raw, "copy-GB/s")
 	b.ReportMetric(sweep/raw, "sweep/copy")
-}
-
-// sweepRun is one device's share of BenchmarkSweepThroughput: its arena,
-// drawn afresh from r before each sweep, and the sums of its sweeps.
-type sweepRun struct {
-	dev   device.Device
-	timer device.Timer
-	timed bool // the arena times its batches
-	r     *rand.Rand
-	a     *arena.Arena
-
-	moved                         uint64
-	moves                         int
-	elapsed, call, submit, kernel time.Duration
-}
-
-// once fragments a fresh arena and compacts it, timed.
-func (s *sweepRun) once(b *testing.B) {
-	s.a = fragmentedTimed(b, s.dev, s.a, s.r, 512<<20, s.timed)
-	touch(b, s.dev, s.a.Buffer())
-	before := s.a.Stats().BytesMoved
-	t0 := time.Now()
-	ms, err := s.a.Compact()
-	if err != nil {
-		b.Fatal(err)
-	}
-	t1 := time.Now()
-	s.call += t1.Sub(t0)
-	s.moves += len(ms)
-	if _, err := s.dev.Fence(); err != nil {
-		b.Fatal(err)
-	}
-	s.submit += time.Since(t1)
-	if err := s.dev.Wait(); err != nil {
-		b.Fatal(err)
-	}
-	s.elapsed += time.Since(t0)
-	s.moved += s.a.Stats().BytesMoved - before
-	if s.timed {
-		k, ok, err := s.a.MoveTime()
-		if err != nil || !ok {
-			b.Fatalf("no GPU time for the batch after Wait: %v", err)
-		}
-		s.kernel += k
-	}
-}
-
-// gbs is the sweeps' bytes moved, read plus written, a second end to end.
-func (s *sweepRun) gbs() float64 { return 2 * float64(s.moved) / s.elapsed.Seconds() / 1e9 }
-
-// rtt is an empty submission's round trip on s's device, as a batch's is
-// timed.
-func (s *sweepRun) rtt(b *testing.B) time.Duration {
-	const trips = 20
-	var rtt time.Duration
-	for range trips {
-		for range 2 {
-			if _, err := s.timer.Stamp(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		t0 := time.Now()
-		if err := settle(s.dev); err != nil {
-			b.Fatal(err)
-		}
-		rtt += time.Since(t0)
-	}
-	return rtt / trips
 }
 
 // touch writes every byte of buf, untimed, so that neither side of a

@@ -104,7 +104,7 @@ func runDevbench(args []string, stdout, stderr io.Writer) error {
 		return usagef("-path %q: want buffer, copy, compute or sweep", only)
 	}
 
-	opts.AdapterLimits, opts.MovePart = true, webgpu.NoMoveParts // big batches, each submitted whole (devbench's doc)
+	opts.AdapterLimits = true // batches of hundreds of MiB need the GPU's own limits
 	d, err := openWebGPU(dev, opts)
 	if err != nil {
 		return err

@@ -116,7 +116,7 @@ const (
 )
 
 func benchMoveRecord(b *testing.B, mode int) {
-	d := newTestDevice(b, Options{AdapterLimits: true, MovePart: NoMoveParts})
+	d := newTestDevice(b, Options{AdapterLimits: true})
 	const total = 512 << 20
 	desc := device.BufferDesc{Label: "bench sweep", Size: total, Usage: device.CopySrc | device.CopyDst}
 	buf, err := d.CreateBuffer(desc)

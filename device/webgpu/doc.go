@@ -32,16 +32,13 @@
 //     nothing reaches the queue yet. The managers record through them:
 //     arena growth (a copy into the new buffer), Sweep and Compact (moves),
 //     meshlet address fix-ups (patches), bindless mips and layer copies.
-//     One exception: a Move batch of more than Options.MovePart bytes
-//     submits its parts but the last as it records them, so the GPU
-//     starts on them early; the last part waits, as any command does.
 //   - What writes: WriteBuffer and WriteTexture are queue writes
 //     (queue.writeBuffer, queue.writeTexture). Queue writes run before the
 //     command buffers of the next submit, so a write first submits what
 //     gpumem has recorded (only then: a run of writes costs no submit).
 //     Operations take effect in call order, as the device package requires.
 //   - What submits: Submit (and Wait, Fence, ReadBuffer, ReadTexture)
-//     submits what gpumem recorded; a parted Move, its first parts.
+//     submits what gpumem recorded.
 //   - Before the renderer submits command buffers that read gpumem's
 //     buffers or textures, it calls Submit. Its submit then runs after
 //     gpumem's commands and after every write made before it. A frame:

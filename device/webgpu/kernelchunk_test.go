@@ -19,7 +19,7 @@ import (
 // same moves in the same run: what tuning chunkBytes would gain on this
 // GPU.
 func BenchmarkKernelChunk(b *testing.B) {
-	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true, MovePart: webgpu.NoMoveParts})
+	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
 	defer webgpu.SetMoveChunk(d, 0)
 	sizes, err := devbench.Sizes()
 	if err != nil {

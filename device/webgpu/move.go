@@ -60,67 +60,12 @@ func (d *Device) move(db device.Buffer, moves []device.Move, path MovePath) erro
 	if path == MoveCompute && !computeMoves {
 		return fmt.Errorf("webgpu: move in buffer %q: MoveCompute: the move kernels bind a buffer twice as writable storage, which this platform refuses: %w", b.desc.Label, device.ErrInvalidUsage)
 	}
-	n := d.partLen(moves)
-	if n < len(moves) {
-		// Parts: scratch for the most any part may gather is made up
-		// front, so that no part after the first fails for want of it.
-		if err := d.ensureScratch(d.partsScratch(moves)); err != nil {
-			return err
-		}
-	}
-	for {
-		if err := d.moveOne(b, moves[:n], path); err != nil {
-			return err
-		}
-		if moves = moves[n:]; len(moves) == 0 {
-			return nil
-		}
-		// The GPU starts on the parts so far while the CPU records
-		// the next: submission order keeps the batch's order.
-		if err := d.flushRecorded(); err != nil {
-			return err
-		}
-		n = d.partLen(moves)
-	}
-}
-
-// partLen returns how many moves make the first part of a batch: the
-// fewest, at least one, that come to Options.MovePart bytes.
-func (d *Device) partLen(moves []device.Move) int {
-	var bytes uint64
-	for i, m := range moves {
-		if bytes += m.Size; bytes >= d.opts.MovePart {
-			return i + 1
-		}
-	}
-	return len(moves)
-}
-
-// partsScratch returns the most scratch any part of a batch may gather:
-// the gather cost of all its moves, at most what one pass gathers.
-func (d *Device) partsScratch(moves []device.Move) uint64 {
-	scratch := d.scratchCap()
-	var need uint64
-	for len(moves) > 0 && need < scratch {
-		n := d.partLen(moves)
-		var gather uint64
-		for _, m := range moves[:n] {
-			gather += gatherCost(m.Size)
-		}
-		need = max(need, min(gather, scratch))
-		moves = moves[n:]
-	}
-	return need
-}
-
-// moveOne records one part of a batch.
-func (d *Device) moveOne(b *Buffer, moves []device.Move, path MovePath) error {
 	p := &d.planner
 	p.plan(moves, d.scratchCap(), path == MoveCopy)
 	if len(p.moves) == 0 {
 		return nil
 	}
-	if err := d.ensureScratch(p.scratchNeed()); err != nil {
+	if err := d.ensureScratch(p); err != nil {
 		return err
 	}
 	if path == MoveCopy {
@@ -134,7 +79,7 @@ func (d *Device) moveOne(b *Buffer, moves []device.Move, path MovePath) error {
 		// No compute on this adapter: copies from now on.
 		d.noCompute = true
 		p.plan(moves, d.scratchCap(), true)
-		if err := d.ensureScratch(p.scratchNeed()); err != nil {
+		if err := d.ensureScratch(p); err != nil {
 			return err
 		}
 		return d.moveCopies(b, p)
@@ -163,8 +108,8 @@ func (d *Device) scratchCap() uint64 {
 	return c &^ 255
 }
 
-// scratchNeed returns the most bytes one pass of the plan gathers.
-func (p *planner) scratchNeed() uint64 {
+// ensureScratch makes the scratch buffer large enough for the plan.
+func (d *Device) ensureScratch(p *planner) error {
 	need := uint64(0)
 	for i := range p.numPasses() {
 		moves, direct, _, _ := p.pass(i)
@@ -176,12 +121,6 @@ func (p *planner) scratchNeed() uint64 {
 		}
 		need = max(need, n)
 	}
-	return need
-}
-
-// ensureScratch makes the scratch buffer hold at least need bytes (at
-// most scratchCap).
-func (d *Device) ensureScratch(need uint64) error {
 	if need <= d.scratchSize {
 		return nil
 	}

@@ -65,7 +65,7 @@ func TestTableUpload(t *testing.T) {
 // A way whose speed holds where the default's falls tells where the GPU's
 // time goes.
 func BenchmarkTableUpload(b *testing.B) {
-	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true, MovePart: webgpu.NoMoveParts})
+	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
 	defer webgpu.SetTableUpload(d, "staged")
 	sizes, err := devbench.Sizes()
 	if err != nil {

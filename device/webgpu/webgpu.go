@@ -5,10 +5,8 @@ package webgpu
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -74,26 +72,12 @@ type Options struct {
 	// device's value replaces it, so tests can exercise large-buffer
 	// paths (storage binding windows, scratch limits) on small buffers.
 	Limits device.Limits
-	// MovePart is the most bytes a Move records before it submits them:
-	// a larger batch goes to the GPU in parts as it is recorded, so the
-	// GPU runs the first parts while the CPU records the rest. A part
-	// holds whole moves, at least one. 0 means DefaultMovePart;
-	// NoMoveParts keeps every batch in the pending commands until the
-	// next Submit, Fence or Wait.
-	MovePart uint64
 }
-
-// DefaultMovePart is Options.MovePart's default.
-const DefaultMovePart = 64 << 20
-
-// NoMoveParts as Options.MovePart submits nothing inside a Move.
-const NoMoveParts = math.MaxUint64
 
 // FromEnv returns o with every zero field filled in from the environment
 // variables GPUMEM_WEBGPU_BACKEND, GPUMEM_WEBGPU_POWER,
-// GPUMEM_WEBGPU_FALLBACK, GPUMEM_WEBGPU_LIMITS (adapter),
-// GPUMEM_WEBGPU_MOVES and GPUMEM_WEBGPU_MOVEPART (MiB, or "off" for
-// NoMoveParts).
+// GPUMEM_WEBGPU_FALLBACK, GPUMEM_WEBGPU_LIMITS (adapter) and
+// GPUMEM_WEBGPU_MOVES.
 func (o Options) FromEnv() Options {
 	if o.Backend == "" {
 		o.Backend = os.Getenv("GPUMEM_WEBGPU_BACKEND")
@@ -116,14 +100,6 @@ func (o Options) FromEnv() Options {
 			o.Moves = MoveCopy
 		case "compute":
 			o.Moves = MoveCompute
-		}
-	}
-	if o.MovePart == 0 {
-		v := os.Getenv("GPUMEM_WEBGPU_MOVEPART")
-		if strings.EqualFold(v, "off") {
-			o.MovePart = NoMoveParts
-		} else if mib, err := strconv.ParseUint(v, 10, 32); err == nil && mib > 0 {
-			o.MovePart = mib << 20
 		}
 	}
 	return o

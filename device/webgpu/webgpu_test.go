@@ -56,13 +56,6 @@ func TestConformanceSmallLimitsCopyPath(t *testing.T) {
 	}}))
 }
 
-// TestConformanceMoveParts runs the suite with moves submitted in parts
-// of 64 KiB: each part's plan sees only its own moves, and the parts
-// before it are on the GPU already.
-func TestConformanceMoveParts(t *testing.T) {
-	devicetest.Run(t, open(webgpu.Options{MovePart: 64 << 10}))
-}
-
 // The raw objects are the ones gpumem uses: a buffer written through the
 // device reads back through the binding's own queue and a mapped copy.
 func TestRawInterop(t *testing.T) {

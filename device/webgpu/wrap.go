@@ -49,9 +49,6 @@ func attach(dev *wgpu.Device, opts Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.MovePart == 0 {
-		opts.MovePart = DefaultMovePart
-	}
 	d := &Device{
 		opts:      opts,
 		dev:       dev,

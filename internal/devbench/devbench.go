@@ -43,10 +43,6 @@
 // clears a new buffer's memory on its first use, and the pipelines and
 // scratch are made on the device's first move, so neither counts in the
 // batches that size a submit or in the measured ones.
-//
-// The device is to submit each Move whole (webgpu.NoMoveParts): a parted
-// Move submits its first parts while it records the rest, so they would
-// run inside Record, and the stamps would hold the GPU's waits for it.
 package devbench
 
 import (

@@ -17,7 +17,7 @@ import (
 // 1 GiB), with Bench's metrics, and x-buffer: GB/s against the case of one
 // copyBufferToBuffer of the batch's bytes in the same run.
 func BenchmarkMoves(b *testing.B) {
-	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true, MovePart: webgpu.NoMoveParts})
+	d := testdevice.WebGPU(b, webgpu.Options{AdapterLimits: true})
 	sizes, err := devbench.Sizes()
 	if err != nil {
 		b.Fatal(err)
