@@ -52,10 +52,10 @@ func (r *Run) bufferRows() [][]string {
 	var groups []group
 	rows := map[group][]memory.Buffer{}
 	var swept []memory.Buffer
-	for _, b := range r.last.Buffers {
-		if isPrepared(b) {
-			continue // held ahead of a growth, on some devices: see preparedLine
-		}
+	// Those held ahead of a growth, on some devices, are left out: see
+	// preparedLine.
+	shown := slices.DeleteFunc(slices.Clone(r.last.Buffers), isPrepared)
+	for _, b := range shown {
 		g := groupOf(&b)
 		if rows[g] == nil {
 			groups = append(groups, g)
@@ -79,7 +79,7 @@ func (r *Run) bufferRows() [][]string {
 	for _, g := range groups {
 		out = append(out, line(g.String(), rows[g], g.kind.Compacts()))
 	}
-	total := line("total", slices.DeleteFunc(slices.Clone(r.last.Buffers), isPrepared), false)
+	total := line("total", shown, false)
 	if len(swept) > 0 {
 		total[len(total)-1] = pct(memory.Totals(swept).Fragmentation)
 	}
