@@ -197,6 +197,26 @@ const (
 // managerNames are the managers' names in the summary and the report.
 var managerNames = [numManagers]string{"mesh", "staging", "meshlet", "bindless", "ring", "frame arena", "pool"}
 
+// unloadAll calls remove on each item of a zone that left the view, back
+// to back, timed as one stretch of manager m's time, as a renderer
+// unloading a zone calls them; a workload keeps its own books after it,
+// once for the zone (a scan of the demo's lists between the calls would
+// leave each one cold caches, and charge the demo's work to gpumem). It
+// returns how many items were removed, and the first error.
+func unloadAll[T any](f *frameState, m manager, items []T, remove func(T) error) (int, error) {
+	if len(items) == 0 {
+		return 0, nil
+	}
+	t := f.gpumem.start(m)
+	defer f.gpumem.stop(t)
+	for i, x := range items {
+		if err := remove(x); err != nil {
+			return i, err
+		}
+	}
+	return len(items), nil
+}
+
 // stopwatch sums the time spent in gpumem's calls, in all and by manager:
 // start before a call, stop after it. What the demo itself does inside a
 // call (the lagged device's waits) it takes out with exclude.

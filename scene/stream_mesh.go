@@ -59,6 +59,7 @@ type demoMesh struct {
 	verts  int
 	idx    int
 	tags   [2]uint32 // content of the vertex and index arrays
+	gone   bool      // removed: to be dropped from the live list
 }
 
 // data returns the mesh's arrays as written: vertices of word-hash bytes,
@@ -259,12 +260,9 @@ func (w *meshWorkload) frame(f *frameState) error {
 			}
 		}
 		if !f.inView[z] {
-			for _, m := range zn.loaded {
-				if err := w.unload(f, m); err != nil {
-					return err
-				}
+			if err := w.unloadZone(f, zn); err != nil {
+				return err
 			}
-			zn.loaded = zn.loaded[:0]
 		}
 	}
 	// Stream in, nearest zones first (in zone order, which is
@@ -404,18 +402,22 @@ func (w *meshWorkload) retag(m *demoMesh) {
 	m.tags = [2]uint32{w.nextTag - 1, w.nextTag}
 }
 
-func (w *meshWorkload) unload(f *frameState, m *demoMesh) error {
-	t := f.gpumem.start(mgrMesh)
-	err := w.a.Remove(m.h)
-	f.gpumem.stop(t)
-	if err != nil {
-		return fmt.Errorf("remove %s: %w", m.name, err)
+// unloadZone removes the meshes of zn, which has left the view (see
+// unloadAll).
+func (w *meshWorkload) unloadZone(f *frameState, zn *meshZone) error {
+	n, err := unloadAll(f, mgrMesh, zn.loaded, func(m *demoMesh) error { return w.a.Remove(m.h) })
+	for _, m := range zn.loaded[:n] {
+		w.removes++
+		m.gone = true
+		delete(w.replacing, m)
+		delete(f.names, m.h.String())
+		delete(w.handles, m.name)
 	}
-	w.removes++
-	delete(w.replacing, m)
-	delete(f.names, m.h.String())
-	delete(w.handles, m.name)
-	w.live = slices.DeleteFunc(w.live, func(x *demoMesh) bool { return x == m })
+	w.live = slices.DeleteFunc(w.live, func(x *demoMesh) bool { return x.gone })
+	zn.loaded = slices.Delete(zn.loaded, 0, n)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", zn.loaded[0].name, err)
+	}
 	return nil
 }
 

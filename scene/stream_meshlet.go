@@ -26,6 +26,7 @@ type meshletBatch struct {
 	tag   uint32
 	words int
 	rel   []uint32 // each row's relative address
+	gone  bool     // removed: to be dropped from the live list
 }
 
 // meshletWorkload streams each zone's meshlet batches through the meshlet
@@ -103,12 +104,9 @@ func (w *meshletWorkload) frame(f *frameState) error {
 			}
 		}
 		if !f.inView[z] {
-			for _, b := range zn.loaded {
-				if err := w.unload(f, b); err != nil {
-					return err
-				}
+			if err := w.unloadZone(f, zn); err != nil {
+				return err
 			}
-			zn.loaded = zn.loaded[:0]
 		}
 	}
 	budget, room := f.loads(3), f.uploadBytes
@@ -194,15 +192,19 @@ func (w *meshletWorkload) load(f *frameState, bs []*meshletBatch, batches []mesh
 	return nil
 }
 
-func (w *meshletWorkload) unload(f *frameState, b *meshletBatch) error {
-	t := f.gpumem.start(mgrMeshlet)
-	err := w.m.Remove(b.h)
-	f.gpumem.stop(t)
-	if err != nil {
-		return err
+// unloadZone removes the batches of zn, which has left the view (see
+// unloadAll).
+func (w *meshletWorkload) unloadZone(f *frameState, zn *meshletZone) error {
+	n, err := unloadAll(f, mgrMeshlet, zn.loaded, func(b *meshletBatch) error { return w.m.Remove(b.h) })
+	for _, b := range zn.loaded[:n] {
+		b.gone = true
+		delete(f.names, b.h.String())
 	}
-	delete(f.names, b.h.String())
-	w.live = slices.DeleteFunc(w.live, func(x *meshletBatch) bool { return x == b })
+	w.live = slices.DeleteFunc(w.live, func(x *meshletBatch) bool { return x.gone })
+	zn.loaded = slices.Delete(zn.loaded, 0, n)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", zn.loaded[0].name, err)
+	}
 	return nil
 }
 

@@ -98,16 +98,12 @@ func (w *textureWorkload) frame(f *frameState) error {
 			}
 		}
 		if !f.inView[z] {
-			for _, t := range zn.loaded {
-				tm := f.gpumem.start(mgrBindless)
-				err := w.r.Unregister(t.name)
-				f.gpumem.stop(tm)
-				if err != nil {
-					return fmt.Errorf("unregister %s: %w", t.name, err)
-				}
-				w.unregistered++
+			n, err := unloadAll(f, mgrBindless, zn.loaded, func(t *demoTexture) error { return w.r.Unregister(t.name) })
+			w.unregistered += uint64(n)
+			if err != nil {
+				return fmt.Errorf("unregister %s: %w", zn.loaded[n].name, err)
 			}
-			if len(zn.loaded) > 0 {
+			if n > 0 {
 				w.live = slices.DeleteFunc(w.live, func(x *demoTexture) bool { return x.zone == z })
 			}
 			zn.loaded = zn.loaded[:0]
