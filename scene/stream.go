@@ -199,10 +199,10 @@ var managerNames = [numManagers]string{"mesh", "staging", "meshlet", "bindless",
 
 // unloadAll calls remove on each item of a zone that left the view, back
 // to back, timed as one stretch of manager m's time, as a renderer
-// unloading a zone calls them; a workload keeps its own books after it,
-// once for the zone (a scan of the demo's lists between the calls would
-// leave each one cold caches, and charge the demo's work to gpumem). It
-// returns how many items were removed, and the first error.
+// unloading a zone calls them. A workload keeps its own books after it,
+// once for the zone: a scan of the demo's lists between the calls would
+// leave each call with cold caches, charging the demo's work to gpumem.
+// It returns how many items were removed, and the first error.
 func unloadAll[T any](f *frameState, m manager, items []T, remove func(T) error) (int, error) {
 	if len(items) == 0 {
 		return 0, nil
