@@ -312,8 +312,10 @@ func BenchmarkMoveTables(b *testing.B) {
 				phases := mt.buildGroups(&p, c.half, 1<<20)
 				t2 := time.Now()
 				table := mt.encode(phases, 256, hostLittleEndian)
-				encode += time.Since(t2)
-				plan, build = plan+t1.Sub(t0), build+t2.Sub(t1)
+				t3 := time.Now()
+				plan += t1.Sub(t0)
+				build += t2.Sub(t1)
+				encode += t3.Sub(t2)
 				entries = len(table) / 16
 			}
 			n := float64(b.N * len(moves))
