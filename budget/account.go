@@ -25,11 +25,12 @@ type Account struct {
 
 // The device interfaces an Account forwards.
 var (
-	_ device.Device       = (*Account)(nil)
-	_ device.Filler       = (*Account)(nil)
-	_ device.GuardChecker = (*Account)(nil)
-	_ device.Timed        = (*Account)(nil)
-	_ device.Preparer     = (*Account)(nil)
+	_ device.Device          = (*Account)(nil)
+	_ device.Filler          = (*Account)(nil)
+	_ device.GuardChecker    = (*Account)(nil)
+	_ device.Timed           = (*Account)(nil)
+	_ device.Preparer        = (*Account)(nil)
+	_ device.TexturePreparer = (*Account)(nil)
 )
 
 // Name returns the account's name.
@@ -105,36 +106,71 @@ func (a *Account) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
 // its rules and errors. A Take on an account released meanwhile gives the
 // buffer up and fails with device.ErrReleased.
 func (a *Account) PrepareBuffer(desc device.BufferDesc) *device.Pending {
-	n := desc.Size
-	if a.released || desc.Validate(a.Limits()) != nil || n > a.b.opts.Bytes-a.b.bytes {
+	if a.released || desc.Validate(a.Limits()) != nil {
 		return device.CreateAtTake(a, desc)
 	}
-	p := device.Prepare(a.dev, desc)
+	return prepare(a, desc.Size, "buffer", desc.Label,
+		func() *device.Pending { return device.Prepare(a.dev, desc) },
+		func() *device.Pending { return device.CreateAtTake(a, desc) },
+		func(buf device.Buffer) device.Buffer {
+			v := &buffer{Buffer: buf, a: a, at: len(a.buffers)}
+			a.buffers = append(a.buffers, v)
+			return v
+		})
+}
+
+// PrepareTexture starts making a texture of desc ahead of need, charged
+// to the account, as PrepareBuffer does a buffer (a
+// device.TexturePreparer's).
+func (a *Account) PrepareTexture(desc device.TextureDesc) *device.PendingTexture {
+	if a.released || desc.Validate(a.Limits()) != nil {
+		return device.CreateTextureAtTake(a, desc)
+	}
+	n := desc.Bytes()
+	return prepare(a, n, "texture", desc.Label,
+		func() *device.PendingTexture { return device.PrepareTexture(a.dev, desc) },
+		func() *device.PendingTexture { return device.CreateTextureAtTake(a, desc) },
+		func(tex device.Texture) device.Texture {
+			v := &texture{Texture: tex, a: a, bytes: n, at: len(a.textures)}
+			a.textures = append(a.textures, v)
+			return v
+		})
+}
+
+// prepare is PrepareBuffer and PrepareTexture for an object (a buffer or
+// a texture, kind) of n bytes: ahead starts making it on the device,
+// atTake makes it at Take through the account instead (when the budget
+// has no room as it is, or the device makes it at Take), and own makes
+// what Take got the account's.
+func prepare[T any](a *Account, n uint64, kind, label string, ahead, atTake func() *device.PendingOf[T], own func(T) T) *device.PendingOf[T] {
+	if n > a.b.opts.Bytes-a.b.bytes {
+		return atTake()
+	}
+	p := ahead()
 	// Where n fits, reserve asks no reclaimer and cannot fail.
-	if !p.Ahead() || a.b.reserve(a, n, "buffer "+quote(desc.Label)) != nil {
+	if !p.Ahead() || a.b.reserve(a, n, kind+" "+quote(label)) != nil {
 		p.Release()
-		return device.CreateAtTake(a, desc)
+		return atTake()
 	}
 	a.bytes += n
 	a.prepared++
-	return device.NewPending(func(take bool) (device.Buffer, error) {
+	return device.NewPending(func(take bool) (T, error) {
+		var none T
 		a.prepared--
 		if take && !a.released {
-			buf, err := p.Take()
+			v, err := p.Take()
 			if err == nil {
-				v := &buffer{Buffer: buf, a: a, at: len(a.buffers)}
-				a.buffers = append(a.buffers, v)
-				return v, nil
+				return own(v), nil
 			}
 			a.debit(n)
-			return nil, err
+			return none, err
 		}
 		p.Release()
 		a.debit(n)
 		if take {
-			return nil, a.usable("Take of a prepared buffer")
+			return none, a.usable("Take of a prepared " + kind)
 		}
-		return nil, nil
+		return none, nil
 	})
 }
 

@@ -278,3 +278,65 @@ func TestPrepareBuffer(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareTexture: a texture prepared through an account is charged
+// as a buffer is (TestPrepareBuffer): from the Prepare, over a device that
+// makes textures ahead and with room, and credited once by its Release or
+// a Release of the Pending; without room, Take makes it as CreateTexture
+// would, and is refused as it is.
+func TestPrepareTexture(t *testing.T) {
+	desc := device.TextureDesc{Label: "page", Format: device.RGBA8Unorm, Width: 64, Height: 64, Layers: 16, Mips: 1, Samples: 1,
+		Usage: device.TextureCopySrc | device.TextureCopyDst | device.TextureBinding}
+	n := desc.Bytes()
+	for _, be := range testdevice.Backends() {
+		t.Run(be.Name, func(t *testing.T) {
+			dev := be.Open(t)
+			b := newBudget(t, dev, budget.Options{Bytes: 2 * n})
+			a, o := account(t, b, "a"), account(t, b, "other")
+			_, ahead := dev.(device.TexturePreparer)
+			p := device.PrepareTexture(a, desc)
+			if p.Ahead() != ahead {
+				t.Fatalf("made ahead %v, the device a TexturePreparer %v", p.Ahead(), ahead)
+			}
+			if ahead {
+				check(t, b, map[string]uint64{"a": n})
+				if got := b.Usage().Accounts[0].Prepared; got != 1 {
+					t.Fatalf("%d prepared, want 1", got)
+				}
+			} else {
+				check(t, b, nil)
+			}
+			tex, err := p.Take()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := b.Usage().Accounts[0]; u.Textures != 1 || u.Prepared != 0 {
+				t.Fatalf("taken: %+v", u)
+			}
+			check(t, b, map[string]uint64{"a": n})
+			tex.Release()
+			check(t, b, nil)
+
+			p = device.PrepareTexture(a, desc)
+			p.Release()
+			p.Release()
+			check(t, b, nil)
+
+			// No room as it is: made at Take, through the account, and
+			// refused there.
+			full, err := o.CreateBuffer(device.BufferDesc{Label: "full", Size: 2*n - 1024, Usage: device.CopyDst})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = device.PrepareTexture(a, desc)
+			if p.Ahead() {
+				t.Fatal("made ahead without room")
+			}
+			if _, err := p.Take(); !errors.Is(err, budget.ErrOverBudget) {
+				t.Fatalf("Take without room: %v", err)
+			}
+			full.Release()
+			check(t, b, nil)
+		})
+	}
+}

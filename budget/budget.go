@@ -52,8 +52,9 @@ type AccountUsage struct {
 	Bytes    uint64 `json:"bytes"`    // held by its live buffers and textures, and those it prepares
 	Buffers  int    `json:"buffers"`  // live buffers
 	Textures int    `json:"textures"` // live textures
-	// Prepared counts the buffers being made ahead of need
-	// (Account.PrepareBuffer), neither taken nor given up yet.
+	// Prepared counts the buffers and textures being made ahead of need
+	// (Account.PrepareBuffer, PrepareTexture), neither taken nor given up
+	// yet.
 	Prepared int `json:"prepared,omitempty"`
 }
 

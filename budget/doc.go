@@ -21,10 +21,11 @@
 // through them.
 //
 // A buffer counts its size; a texture its layers' bytes with every mip
-// (device.TextureDesc.LayerBytes), times its samples. A buffer made ahead
-// of need (device.Prepare, as an arena's GrowAhead does) counts from the
-// Prepare where the device makes it ahead, and only when the budget has
-// room for it as it is: see Account.PrepareBuffer.
+// (device.TextureDesc.LayerBytes), times its samples. A buffer or texture
+// made ahead of need (device.Prepare, as an arena's GrowAhead does;
+// device.PrepareTexture, as a bindless registry's PageAhead does) counts
+// from the Prepare where the device makes it ahead, and only when the
+// budget has room for it as it is: see Account.PrepareBuffer.
 //
 // # Over the limit
 //

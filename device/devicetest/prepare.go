@@ -1,6 +1,7 @@
 package devicetest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gpumem/gpumem/device"
@@ -70,6 +71,67 @@ func testPrepare(t *testing.T, s *suite) {
 	d.Release()
 	if b, err := late.Take(); err == nil {
 		b.Release()
+		t.Fatal("Take after the device's Release: no error")
+	}
+}
+
+// testPrepareTexture checks device.PrepareTexture as testPrepare checks
+// Prepare: textures prepared while other work goes on are taken zeroed,
+// with the desc asked (normalized), and take writes and copies; a second
+// Take, or one after Release, is refused; an invalid desc fails at Take
+// with CreateTexture's error; and one left pending at the device's
+// Release is freed by it.
+func testPrepareTexture(t *testing.T, s *suite) {
+	d := s.device(t)
+	r := newRand(t.Name())
+	descs := []device.TextureDesc{
+		{Label: "prepared page", Format: device.RGBA8Unorm, Width: 64, Height: 64, Layers: 8, Usage: texRW},
+		{Label: "prepared, mips", Format: device.R32Float, Width: 16, Height: 8, Layers: 2, Mips: 3, Usage: texRW},
+	}
+	var pend []*device.PendingTexture
+	for _, desc := range descs {
+		pend = append(pend, device.PrepareTexture(d, desc))
+	}
+	// Work on the device while they are made.
+	other, data := filled(t, d, r, 4096, rw)
+	check(t, d, other, data)
+	for i := len(pend) - 1; i >= 0; i-- {
+		tex, err := pend[i].Take()
+		must(t, err)
+		if got, want := tex.Desc(), descs[i].Normalize(); got != want {
+			t.Fatalf("prepared texture: Desc %+v, want %+v", got, want)
+		}
+		desc := tex.Desc()
+		last := desc.Layers - 1
+		equal(t, "prepared texture, last layer", readTex(t, d, tex, last, 0), make([]byte, desc.MipBytes(0)))
+		src := mustTexture(t, d, device.TextureDesc{Format: desc.Format, Width: desc.Width, Height: desc.Height, Mips: desc.Mips, Usage: texRW})
+		want := fillTex(t, d, r, src)
+		must(t, d.CopyTextureLayer(src, 0, tex, last))
+		for m := range desc.Mips {
+			equal(t, fmt.Sprintf("copied into the prepared texture, mip %d", m), readTex(t, d, tex, last, m), want[0][m])
+		}
+		_, err = pend[i].Take()
+		wantErr(t, "second Take", err, device.ErrInvalidObject)
+		src.Release()
+		tex.Release()
+	}
+
+	bad := device.PrepareTexture(d, device.TextureDesc{Label: "prepared, zero width", Format: device.RGBA8Unorm, Height: 4, Usage: texRW})
+	_, err := bad.Take()
+	wantErr(t, "Take of a texture of zero width", err, device.ErrInvalidDescriptor)
+
+	dropped := device.PrepareTexture(d, descs[0])
+	dropped.Release()
+	dropped.Release()
+	_, err = dropped.Take()
+	wantErr(t, "Take after Release", err, device.ErrInvalidObject)
+	var none *device.PendingTexture
+	none.Release()
+
+	late := device.PrepareTexture(d, descs[0])
+	d.Release()
+	if tex, err := late.Take(); err == nil {
+		tex.Release()
 		t.Fatal("Take after the device's Release: no error")
 	}
 }

@@ -23,6 +23,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"Limits", testLimits},
 		{"CreateBuffer", testCreateBuffer},
 		{"Prepare", testPrepare},
+		{"PrepareTexture", testPrepareTexture},
 		{"WriteRead", testWriteRead},
 		{"CopyBuffer", testCopyBuffer},
 		{"MapWrite", testMapWrite},

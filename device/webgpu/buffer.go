@@ -138,45 +138,57 @@ func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 	if !offThread || d.creatable(desc) != nil {
 		return device.CreateAtTake(d, desc) // its CreateBuffer says what is wrong
 	}
-	p := &preparing{}
-	p.job = d.later(func() { p.wb, p.oom, p.err = d.createRaw(desc) })
+	var (
+		wb  *wgpu.Buffer
+		oom bool
+		err error
+	)
+	return prepare(d, "buffer", desc.Label,
+		func() { wb, oom, err = d.createRaw(desc) },
+		func() {
+			if wb != nil {
+				wb.Destroy()
+				wb.Release()
+				wb = nil
+			}
+		},
+		func() (device.Buffer, error) { return d.adopt(desc, wb, oom, err) })
+}
+
+// prepare returns the Pending of an object (a buffer or a texture, what)
+// that create makes in a job (jobs.go): its Take waits for the job and
+// adopts what it made, its Release waits for the job and destroys it,
+// and so does the device's Release for one neither took nor released.
+func prepare[T any](d *Device, what, label string, create, destroy func(), adopt func() (T, error)) *device.PendingOf[T] {
+	p := &preparing{destroy: destroy}
+	p.job = d.later(create)
 	d.preparing[p] = struct{}{}
-	return device.NewPending(func(take bool) (device.Buffer, error) {
+	return device.NewPending(func(take bool) (T, error) {
+		var none T
 		if !take {
 			p.job.cancel() // not started: never will
 		}
 		d.wait(p.job)
 		if _, ok := d.preparing[p]; !ok {
-			return nil, fmt.Errorf("webgpu: prepared buffer %q: %w", desc.Label, device.ErrReleased)
+			return none, fmt.Errorf("webgpu: prepared %s %q: %w", what, label, device.ErrReleased)
 		}
 		delete(d.preparing, p)
 		if !take || d.lost {
 			p.destroy()
 			if take {
-				return nil, d.usable()
+				return none, d.usable()
 			}
-			return nil, nil
+			return none, nil
 		}
-		return d.adopt(desc, p.wb, p.oom, p.err)
+		return adopt()
 	})
 }
 
-// preparing is a buffer PrepareBuffer is creating: job sets the other
-// fields (jobs.go).
+// preparing is an object being made ahead of need: job makes it, and
+// destroy destroys what it made (nothing if it made nothing).
 type preparing struct {
-	job *job
-	wb  *wgpu.Buffer
-	oom bool
-	err error
-}
-
-// destroy destroys the buffer created, if any.
-func (p *preparing) destroy() {
-	if p.wb != nil {
-		p.wb.Destroy()
-		p.wb.Release()
-		p.wb = nil
-	}
+	job     *job
+	destroy func()
 }
 
 // buffer checks that db is a live buffer of d and has the usage want.

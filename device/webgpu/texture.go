@@ -66,15 +66,32 @@ func wgpuFormat(f device.TextureFormat) wgpu.TextureFormat {
 
 // CreateTexture creates a zeroed 2D-array texture.
 func (d *Device) CreateTexture(desc device.TextureDesc) (device.Texture, error) {
-	if err := d.usable(); err != nil {
+	desc, err := d.textureCreatable(desc)
+	if err != nil {
 		return nil, err
+	}
+	wt, oom, err := d.createTextureRaw(desc)
+	return d.adoptTexture(desc, wt, oom, err)
+}
+
+// textureCreatable checks that d can create a texture of desc and
+// returns desc normalized.
+func (d *Device) textureCreatable(desc device.TextureDesc) (device.TextureDesc, error) {
+	if err := d.usable(); err != nil {
+		return desc, err
 	}
 	desc = desc.Normalize()
 	if err := desc.Validate(d.limits); err != nil {
-		return nil, fmt.Errorf("webgpu: create texture: %w", err)
+		return desc, fmt.Errorf("webgpu: create texture: %w", err)
 	}
-	var wt *wgpu.Texture
-	oom, err := d.withOOMScope(func() (err error) {
+	return desc, nil
+}
+
+// createTextureRaw creates the binding's texture for desc (normalized),
+// in an out-of-memory scope. It touches no state of d's: PrepareTexture
+// calls it off the caller's goroutine.
+func (d *Device) createTextureRaw(desc device.TextureDesc) (wt *wgpu.Texture, oom bool, err error) {
+	oom, err = d.withOOMScope(func() (err error) {
 		wt, err = d.dev.TryCreateTexture(&wgpu.TextureDescriptor{
 			Label:         desc.Label,
 			Usage:         wgpu.TextureUsage(desc.Usage),
@@ -86,6 +103,12 @@ func (d *Device) CreateTexture(desc device.TextureDesc) (device.Texture, error) 
 		})
 		return err
 	})
+	return wt, oom, err
+}
+
+// adoptTexture turns createTextureRaw's result into d's Texture, or its
+// error.
+func (d *Device) adoptTexture(desc device.TextureDesc, wt *wgpu.Texture, oom bool, err error) (device.Texture, error) {
 	if err != nil {
 		return nil, d.fail(fmt.Sprintf("create texture %q", desc.Label), err)
 	}
@@ -96,6 +119,29 @@ func (d *Device) CreateTexture(desc device.TextureDesc) (device.Texture, error) 
 	t := &Texture{dev: d, desc: desc, tex: wt}
 	d.textures[t] = struct{}{}
 	return t, nil
+}
+
+// PrepareTexture creates a texture of desc off the caller's goroutine,
+// as PrepareBuffer creates a buffer (see device.PrepareTexture).
+func (d *Device) PrepareTexture(desc device.TextureDesc) *device.PendingTexture {
+	desc, bad := d.textureCreatable(desc)
+	if !offThread || bad != nil {
+		return device.CreateTextureAtTake(d, desc) // its CreateTexture says what is wrong
+	}
+	var (
+		wt  *wgpu.Texture
+		oom bool
+		err error
+	)
+	return prepare(d, "texture", desc.Label,
+		func() { wt, oom, err = d.createTextureRaw(desc) },
+		func() {
+			if wt != nil {
+				destroyTexture(wt)
+				wt = nil
+			}
+		},
+		func() (device.Texture, error) { return d.adoptTexture(desc, wt, oom, err) })
 }
 
 // texture checks that dt is a live texture of d with the usage want.

@@ -208,7 +208,8 @@ type Device struct {
 
 	kernels *kernels     // compute pipelines, built on first use
 	pre     *precompiled // the move kernels being built (kernels.go)
-	// preparing holds the buffers PrepareBuffer is creating, until taken.
+	// preparing holds the buffers and textures PrepareBuffer and
+	// PrepareTexture are creating, until taken.
 	preparing map[*preparing]struct{}
 	planner   planner      // reused by every Move
 	tables    moveTables   // reused by every Move on the compute path
@@ -228,7 +229,11 @@ type Device struct {
 	timer *timer
 }
 
-var _ device.Device = (*Device)(nil)
+var (
+	_ device.Device          = (*Device)(nil)
+	_ device.Preparer        = (*Device)(nil)
+	_ device.TexturePreparer = (*Device)(nil)
+)
 
 // owned are the objects New created beside the device, released with it.
 type owned struct {
