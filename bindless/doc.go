@@ -24,7 +24,10 @@
 // its bucket's live pages is taken, and Version changes exactly when the
 // pages do (one added, recreated, grown, trimmed or released) or Compact
 // moves a texture, so a bind group (and a table of handles) built at one
-// version is valid while Version stays.
+// version is valid while Version stays. With Options.PageAhead the
+// texture of a bucket's next page is made before that, off the caller's
+// goroutine, and the page is added when a registration needs it, as
+// without (ahead.go).
 //
 // Textures are registered by a source id of the caller's (a path, an
 // asset id): Register with an id that is registered already returns its

@@ -57,7 +57,7 @@ func runRegistry(data []byte) error {
 	}
 	defer dev.Release()
 	cr := &copyRefuser{Device: dev, allow: -1}
-	r, err := bindless.New[string](cr, bindless.Options{LayersPerPage: 3, MaxPages: 6, MaxPagesPerBucket: 3})
+	r, err := bindless.New[string](cr, bindless.Options{LayersPerPage: 3, MaxPages: 6, MaxPagesPerBucket: 3, PageAhead: 0.5})
 	if err != nil {
 		return err
 	}

@@ -123,6 +123,10 @@ type Stats struct {
 	// ratio is the waste the package doc bounds.
 	BytesHeld uint64
 	BytesUsed uint64
+	// PreparedBytes is what the pages being made ahead of need hold
+	// (Options.PageAhead), beside BytesHeld, until a registration takes
+	// them; 0 where the device makes them at the take.
+	PreparedBytes uint64
 }
 
 // Stats counts the registry's buckets, pages and layers. O(pages).
@@ -140,6 +144,7 @@ func (r *Registry[K]) Stats() Stats {
 	}
 	for _, b := range r.buckets {
 		s.FreeLayers += b.free
+		s.PreparedBytes += b.aheadBytes
 	}
 	return s
 }
@@ -151,6 +156,7 @@ func (r *Registry[K]) Release() {
 	if r == nil || r.released {
 		return
 	}
+	r.dropAhead()
 	for _, p := range r.pages {
 		if p.tex != nil {
 			p.tex.Release()
@@ -234,6 +240,9 @@ func (r *Registry[K]) check() error {
 		}
 		if free != b.free || avail != b.avail.n {
 			return fmt.Errorf("bucket %v: %d free layers, counted %d; %d pages with available layers, counted %d", key, free, b.free, avail, b.avail.n)
+		}
+		if (b.ahead == nil && b.aheadBytes != 0) || (b.ahead != nil && (b.sized || r.opts.PageAhead == 0)) {
+			return fmt.Errorf("bucket %v (sized %v): a page made ahead %v of %d bytes, PageAhead %v", key, b.sized, b.ahead != nil, b.aheadBytes, r.opts.PageAhead)
 		}
 	}
 	if seen != len(r.pages) {

@@ -19,7 +19,11 @@ var builtinNames = [3]string{"white (default)", "black (default)", "flat normal 
 // Free layers are free regions. A vacant page (Shrink released its
 // texture) holds no memory and has no buffer here: its index is missing
 // from the labels ("bindless page 3 (...)"), as it is nil in Pages.
-// O(layers); it allocates the snapshot.
+// After the pages come those being made ahead of need (Options.PageAhead)
+// where the device makes them ahead, of kind memory.PreparedBuffer, all
+// free, named by the bucket's first page label + " (next page)", in the
+// order of the buckets' first pages. O(layers); it allocates the
+// snapshot.
 func (r *Registry[K]) Memory() []memory.Buffer {
 	if r.released {
 		return nil
@@ -49,12 +53,27 @@ func (r *Registry[K]) Memory() []memory.Buffer {
 			}
 			used = append(used, memory.Region{Offset: uint64(l) * lb, Size: lb, Kind: "texture", Name: name})
 		}
-		b, err := memory.NewBuffer(d.Label, memory.TexturePage, uint64(d.Layers)*lb, used)
+		b, err := memory.NewBuffer(p.label, memory.TexturePage, uint64(d.Layers)*lb, used)
 		if err != nil {
 			invariant.Broken("bindless", "page %d's layers: %v", i, err)
 		}
 		b.ElemBytes, b.Layers, b.TextureUsage = uint32(lb), d.Layers, d.Usage
 		bufs = append(bufs, b)
 	}
+	for i, p := range r.pages {
+		if b := p.b; b.pages[0] == i && b.aheadBytes > 0 {
+			bufs = append(bufs, r.preparedPage(p.label, b))
+		}
+	}
 	return bufs
+}
+
+// preparedPage is Memory's block for the page made ahead of need for
+// bucket b, whose first page is named first.
+func (r *Registry[K]) preparedPage(first string, b *bucket) memory.Buffer {
+	d := r.desc(b.key, false, 0, b.layers)
+	lb := d.LayerBytes()
+	m := memory.Block(first+" (next page)", memory.PreparedBuffer, uint64(d.Layers)*lb, 0, memory.Region{}, 0)
+	m.ElemBytes, m.Layers, m.TextureUsage = uint32(lb), d.Layers, d.Usage
+	return m
 }

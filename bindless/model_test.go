@@ -3,10 +3,12 @@ package bindless_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/gpumem/gpumem/bindless"
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
+	"github.com/gpumem/gpumem/memory"
 )
 
 // model is what the registry should hold: per id, the key, the handle it
@@ -257,24 +259,41 @@ func (m *model) verify() error {
 	if m.r.Len() != len(m.want) {
 		return fmt.Errorf("Len %d, want %d", m.r.Len(), len(m.want))
 	}
+	// Memory shows the live pages in binding order, each named as its
+	// texture unless that was made ahead (Options.PageAhead), then the
+	// pages being made ahead.
 	st := m.r.Stats()
-	if n := len(m.r.Memory()); n != st.Pages-st.Vacant || st.Pages != m.r.NumPages() {
-		return fmt.Errorf("Memory shows %d pages, Stats %+v, NumPages %d", n, st, m.r.NumPages())
+	var live []device.Texture
+	for i, p := range m.r.Pages() {
+		if p != nil {
+			live = append(live, p)
+		} else if _, ok := m.pageBucket(i); !ok {
+			return fmt.Errorf("vacant page %d has no bucket", i)
+		}
 	}
-	pages, mem := m.r.Pages(), m.r.Memory()
-	for _, b := range mem {
-		found := false
-		for _, p := range pages {
-			if p != nil && p.Desc().Label == b.Name {
-				found = true
-				if d := p.Desc(); b.Layers != d.Layers || b.CapacityBytes != d.LayerBytes()*uint64(d.Layers) {
-					return fmt.Errorf("Memory shows %s with %d layers, %d bytes; its texture has %d", b.Name, b.Layers, b.CapacityBytes, d.Layers)
-				}
+	mem := m.r.Memory()
+	if len(live) != st.Pages-st.Vacant || st.Pages != m.r.NumPages() || len(mem) < len(live) {
+		return fmt.Errorf("Memory shows %d buffers, %d pages live, Stats %+v, NumPages %d", len(mem), len(live), st, m.r.NumPages())
+	}
+	prepared := uint64(0)
+	for k, b := range mem {
+		if k >= len(live) {
+			if b.Kind != memory.PreparedBuffer || !strings.HasSuffix(b.Name, " (next page)") {
+				return fmt.Errorf("Memory shows %+v after the pages", b)
 			}
+			prepared += b.CapacityBytes
+			continue
 		}
-		if !found {
-			return fmt.Errorf("Memory shows %s, no page has that label", b.Name)
+		d := live[k].Desc()
+		if b.Kind != memory.TexturePage || (d.Label != b.Name && !strings.HasSuffix(d.Label, " (made ahead)")) {
+			return fmt.Errorf("Memory shows %s (%v) for the texture labelled %s", b.Name, b.Kind, d.Label)
 		}
+		if b.Layers != d.Layers || b.CapacityBytes != d.LayerBytes()*uint64(d.Layers) {
+			return fmt.Errorf("Memory shows %s with %d layers, %d bytes; its texture has %d", b.Name, b.Layers, b.CapacityBytes, d.Layers)
+		}
+	}
+	if prepared != st.PreparedBytes {
+		return fmt.Errorf("Memory shows %d bytes of pages made ahead, Stats %d", prepared, st.PreparedBytes)
 	}
 	handles := map[bindless.Handle]string{}
 	for id, e := range m.want {

@@ -88,6 +88,7 @@ func (r *Registry[K]) register(id K, key Key, e extent, fill func(tex device.Tex
 	}
 	r.commit(s)
 	r.own(id, h, e)
+	r.prepareAhead(p.b)
 	return h, nil
 }
 

@@ -128,6 +128,13 @@ type Options struct {
 	// device; the caller ends every frame on it and releases it after the
 	// registry.
 	Belt *staging.Belt
+	// PageAhead, when above 0, makes a bucket's next page ahead of need,
+	// off the caller's goroutine on a device that can, once the layers
+	// its pages have available fall below this fraction of a page's
+	// layers (see ahead.go). Below 1; 0.25 leaves the creation a quarter
+	// of a page of registrations to finish in. Off (0) by default: the
+	// page holds its memory from then on.
+	PageAhead float64
 }
 
 // roomForBuiltins checks that o (defaults filled in, LayersPerPage at
@@ -176,6 +183,11 @@ type bucket struct {
 	pages  []int  // global indices of its pages, live and vacant, ascending
 	avail  bitset // global indices of its live pages with an available layer
 	free   int    // its free layers, for Stats
+	// ahead is its next page being made ahead of need (ahead.go), nil
+	// when none is; aheadBytes what it holds until taken (0 when it is
+	// made at the take).
+	ahead      *device.PendingTexture
+	aheadBytes uint64
 }
 
 type page[K comparable] struct {
@@ -241,6 +253,8 @@ func New[K comparable](dev device.Device, opts Options) (*Registry[K], error) {
 		return nil, fmt.Errorf("bindless.New: %d layers per page, device allows %d, a handle 65536: %w", opts.LayersPerPage, maxLayers, ErrInvalidOptions)
 	case opts.MaxPages < 0 || opts.MaxPages > 1<<16 || opts.MaxPagesPerBucket < 0:
 		return nil, fmt.Errorf("bindless.New: %d pages, %d per bucket; a handle names at most 65536: %w", opts.MaxPages, opts.MaxPagesPerBucket, ErrInvalidOptions)
+	case !(opts.PageAhead >= 0 && opts.PageAhead < 1):
+		return nil, fmt.Errorf("bindless.New: PageAhead %v (want 0 to below 1): %w", opts.PageAhead, ErrInvalidOptions)
 	}
 	if err := opts.roomForBuiltins(); err != nil {
 		return nil, fmt.Errorf("bindless.New: %w: %w", ErrInvalidOptions, err)
@@ -449,7 +463,7 @@ func (r *Registry[K]) recreate(gi int) (slot, error) {
 	if b.sized {
 		n = 1
 	}
-	tex, err := r.dev.CreateTexture(r.desc(b.key, b.sized, gi, n))
+	tex, err := r.createPage(b, r.desc(b.key, b.sized, gi, n))
 	if err != nil {
 		return slot{}, fmt.Errorf("page %d for %v: %w: %w", gi, b.key, ErrFull, err)
 	}
@@ -477,7 +491,13 @@ func (r *Registry[K]) addPage(key Key, sized bool, b *bucket) (slot, error) {
 		capacity = 1
 	}
 	desc := r.desc(key, sized, index, capacity)
-	tex, err := r.dev.CreateTexture(desc)
+	var tex device.Texture
+	var err error
+	if b != nil {
+		tex, err = r.createPage(b, desc)
+	} else {
+		tex, err = r.dev.CreateTexture(desc)
+	}
 	if err != nil {
 		return slot{}, fmt.Errorf("page for %v: %w: %w", key, ErrFull, err)
 	}
@@ -548,6 +568,7 @@ func (r *Registry[K]) unalloc(s slot) {
 		r.pages = r.pages[:gi]
 		b.pages = b.pages[:len(b.pages)-1]
 		if len(b.pages) == 0 {
+			r.takeAhead(b).Release()
 			delete(r.buckets, bucketKey{b.key, b.sized})
 		}
 		r.version--

@@ -25,7 +25,7 @@ func (r *Registry[K]) Shrink() (freedBytes uint64, err error) {
 // use when exact (Compact), else only those half empty or less. It
 // returns the bytes given back.
 func (r *Registry[K]) shrink(exact bool) uint64 {
-	var freed uint64
+	freed := r.dropAhead()
 	changed := false
 	for i, p := range r.pages {
 		if p.tex == nil || p.highest() >= 0 {

@@ -133,7 +133,9 @@ type meshSpec struct {
 // demoGrowAhead is the free fraction below which the mesh slabs and
 // the meshlet arenas start making their next buffer, off the frame
 // (arena.Options.GrowAhead): a growth then costs its frame a copy, not a
-// buffer's creation.
+// buffer's creation; and the texture buckets their next page
+// (bindless.Options.PageAhead): a full bucket's next registration takes
+// the page made ahead.
 const demoGrowAhead = 0.25
 
 func newMeshWorkload(dev device.Device, scale int, rb *readbackWorkload, o *workloadOptions) (*meshWorkload, error) {

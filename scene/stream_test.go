@@ -197,7 +197,7 @@ func numbers(summary string) string {
 		managers = strings.HasPrefix(l, "gpumem's time per frame by manager") || strings.HasPrefix(l, "gpumem's slowest frames")
 		switch {
 		case managers, strings.HasPrefix(l, "time per frame"), strings.HasPrefix(l, "  (the rest of a frame"),
-			strings.HasPrefix(l, "made ahead of the next growth"): // on a device that prepares buffers
+			strings.HasPrefix(l, "made ahead of need"): // on a device that prepares buffers and textures
 			continue
 		case strings.HasPrefix(l, "gpumem demo:"):
 			l = regexp.MustCompile(`, on .*`).ReplaceAllString(l, "")

@@ -71,7 +71,7 @@ func newTextureWorkload(dev device.Device, scale int, o *workloadOptions) (*text
 	dev = o.device("textures")
 	layers := min(uint32(scale)*textureLayersPerPage, dev.Limits().MaxArrayLayers)
 	r, err := bindless.New[string](dev, bindless.Options{Label: "textures/", LayersPerPage: layers, MaxPages: textureMaxPages * (1 + scale/32),
-		Belt: o.sharedBelt})
+		Belt: o.sharedBelt, PageAhead: demoGrowAhead})
 	if err != nil {
 		return nil, err
 	}

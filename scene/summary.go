@@ -89,8 +89,9 @@ func (r *Run) bufferRows() [][]string {
 func isPrepared(b memory.Buffer) bool { return b.Kind == memory.PreparedBuffer }
 
 // preparedLine says what the last frame's buffers made ahead of a growth
-// (arena.Options.GrowAhead) hold, which the table leaves out: a device
-// that makes buffers off the caller's goroutine (webgpu) holds them ahead,
+// (arena.Options.GrowAhead) and texture pages made ahead of need
+// (bindless.Options.PageAhead) hold, which the table leaves out: a device
+// that makes them off the caller's goroutine (webgpu) holds them ahead,
 // others make them at the growth, and the table's figures are alike on
 // every device. "" when there are none.
 func (r *Run) preparedLine() string {
@@ -103,8 +104,14 @@ func (r *Run) preparedLine() string {
 	if len(bufs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("made ahead of the next growth (GrowAhead), beside the table: %s in %d buffers",
-		inspect.FormatBytes(memory.Totals(bufs).CapacityBytes), len(bufs))
+	pages := 0
+	for _, b := range bufs {
+		if b.Layers > 0 {
+			pages++
+		}
+	}
+	return fmt.Sprintf("made ahead of need (GrowAhead, PageAhead), beside the table: %s in %d buffers and %d texture pages",
+		inspect.FormatBytes(memory.Totals(bufs).CapacityBytes), len(bufs)-pages, pages)
 }
 
 // WriteSummary writes the run's summary as text: a table of the last

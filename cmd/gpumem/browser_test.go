@@ -266,7 +266,7 @@ func TestBrowserReport(t *testing.T) {
 		t.Errorf("%d cards of key figures, on the first screen %v: want 9 (GPU time among them), above 1000 pixels", r.Cards, r.FirstScreen)
 	}
 	// One band per category: vertex, index, meshlet, texture, uniform,
-	// scratch, readback, ahead (buffers made ahead of a growth).
+	// scratch, readback, ahead (buffers and pages made ahead of need).
 	if r.Bands != 8 {
 		t.Errorf("stacked chart: %d bands drawn, want 8 (one per category)", r.Bands)
 	}
