@@ -173,8 +173,9 @@ func TestPageAhead(t *testing.T) {
 }
 
 // TestPageAheadDevice: over the backend itself, a page is made ahead
-// (Stats.PreparedBytes) exactly where the device is a
-// device.TexturePreparer, and the page that takes it reads back intact.
+// (Stats.PreparedBytes) exactly where the device makes textures ahead
+// (webgpu natively, not the host device nor the browser), and the page
+// that takes it reads back intact.
 func TestPageAheadDevice(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
 		r := newRegistry(t, dev, bindless.Options{LayersPerPage: 4, MaxPages: 4, PageAhead: 0.5})
@@ -183,9 +184,9 @@ func TestPageAheadDevice(t *testing.T) {
 			_, err := m.register(fmt.Sprint("t", i), rgba4, i)
 			must(t, err)
 		}
-		_, ahead := dev.(device.TexturePreparer)
+		ahead := testdevice.PreparesTexturesAhead(dev)
 		if got := r.Stats().PreparedBytes > 0; got != ahead {
-			t.Fatalf("made ahead %v (%d bytes), the device a TexturePreparer %v", got, r.Stats().PreparedBytes, ahead)
+			t.Fatalf("made ahead %v (%d bytes), the device makes textures ahead %v", got, r.Stats().PreparedBytes, ahead)
 		}
 		for i := 3; i < 6; i++ {
 			_, err := m.register(fmt.Sprint("t", i), rgba4, i)

@@ -281,7 +281,7 @@ func TestPrepareBuffer(t *testing.T) {
 
 // TestPrepareTexture: a texture prepared through an account is charged
 // as a buffer is (TestPrepareBuffer): from the Prepare, over a device that
-// makes textures ahead and with room, and credited once by its Release or
+// makes textures ahead (webgpu natively) and with room, and credited once by its Release or
 // a Release of the Pending; without room, Take makes it as CreateTexture
 // would, and is refused as it is.
 func TestPrepareTexture(t *testing.T) {
@@ -293,10 +293,10 @@ func TestPrepareTexture(t *testing.T) {
 			dev := be.Open(t)
 			b := newBudget(t, dev, budget.Options{Bytes: 2 * n})
 			a, o := account(t, b, "a"), account(t, b, "other")
-			_, ahead := dev.(device.TexturePreparer)
+			ahead := testdevice.PreparesTexturesAhead(dev)
 			p := device.PrepareTexture(a, desc)
 			if p.Ahead() != ahead {
-				t.Fatalf("made ahead %v, the device a TexturePreparer %v", p.Ahead(), ahead)
+				t.Fatalf("made ahead %v, the device makes textures ahead %v", p.Ahead(), ahead)
 			}
 			if ahead {
 				check(t, b, map[string]uint64{"a": n})

@@ -111,3 +111,11 @@ func PreparesAhead(dev device.Device) bool {
 	defer p.Release()
 	return p.Ahead()
 }
+
+// PreparesTexturesAhead is PreparesAhead for textures
+// (device.PrepareTexture).
+func PreparesTexturesAhead(dev device.Device) bool {
+	p := device.PrepareTexture(dev, device.TextureDesc{Label: "probe", Format: device.RGBA8Unorm, Width: 1, Height: 1, Usage: device.TextureCopyDst})
+	defer p.Release()
+	return p.Ahead()
+}
