@@ -183,6 +183,12 @@ func (b *Belt) UploadTexture(tex device.Texture, layer, mip uint32, data []byte)
 	if want := desc.MipBytes(mip); uint64(len(data)) != want {
 		return fmt.Errorf("staging: UploadTexture of %d bytes to mip %d of texture %q, of %d bytes: %w", len(data), mip, desc.Label, want, device.ErrInvalidSize)
 	}
+	// The layer takes whole rows, its last one's padding too, so that the
+	// next layer uploaded lies a layer's stride on: a device may join
+	// copies into consecutive layers from consecutive stretches into one.
+	if full := pitch * uint64(h); full <= b.size {
+		n = full
+	}
 	if n > b.size {
 		if err := b.dev.WriteTexture(tex, layer, mip, data); err != nil {
 			return fmt.Errorf("staging: UploadTexture: %w", err)

@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"TextureErrors", testTextureErrors},
 		{"CopyTextureLayer", testCopyTextureLayer},
 		{"CopyBufferToTexture", testCopyBufferToTexture},
+		{"CopyBufferToTextureLayers", testCopyBufferToTextureLayers},
 		{"GenerateMips", testGenerateMips},
 		{"TextureOrder", testTextureOrder},
 		{"Multisampled", testMultisampled},

@@ -390,3 +390,60 @@ func testCopyBufferToTexture(t *testing.T, s *suite) {
 	wantErr(t, "CopyBufferToTexture from a nil buffer", d.CopyBufferToTexture(nil, 0, 256, tex, 0, 0), device.ErrInvalidObject)
 	checkTex(t, d, tex, want)
 }
+
+// testCopyBufferToTextureLayers uploads layers one by one from
+// consecutive stretches of one buffer (as a staging belt fills a texture
+// array), broken by a layer out of turn, another mip, another buffer, a
+// write into the source between two copies, and a read of the texture
+// between two others; every layer must read back as copied, in the order
+// of the calls. A device may join consecutive copies into one (webgpu
+// does): this checks that the joins keep the calls' results.
+func testCopyBufferToTextureLayers(t *testing.T, s *suite) {
+	d := s.device(t)
+	r := newRand(t.Name())
+	desc := device.TextureDesc{Format: device.RGBA8Unorm, Width: 16, Height: 8, Layers: 12, Mips: 2, Usage: texRW}
+	tex := mustTexture(t, d, desc)
+	want := fillTex(t, d, r, tex)
+	const pitch = 256
+	layerBytes := uint64(pitch * desc.Height)
+	for _, usage := range []device.Usage{rw, device.MapWrite | device.CopySrc} {
+		src := mustBuffer(t, d, 16*layerBytes, usage)
+		other := mustBuffer(t, d, 16*layerBytes, rw)
+		// stage writes layer l's texels at slot k of buf and returns
+		// them.
+		stage := func(buf device.Buffer, k uint64, mip uint32) []byte {
+			w, h := desc.MipSize(mip)
+			data := texels(r, desc.Format, desc.MipBytes(mip))
+			raw := make([]byte, pitch*uint64(h))
+			for y := range uint64(h) {
+				copy(raw[y*pitch:], data[y*uint64(w)*4:(y+1)*uint64(w)*4])
+			}
+			must(t, device.FillBuffer(d, buf, k*layerBytes, uint64(len(raw)), func(dst []byte) { copy(dst, raw) }))
+			return data
+		}
+		copyIn := func(buf device.Buffer, k uint64, layer, mip uint32) {
+			want[layer][mip] = stage(buf, k, mip)
+			must(t, d.CopyBufferToTexture(buf, k*layerBytes, pitch, tex, layer, mip))
+		}
+		for l := range uint32(4) { // slots 0..3 into layers 2..5: one run
+			copyIn(src, uint64(l), 2+l, 0)
+		}
+		copyIn(src, 4, 7, 0)   // a layer skipped
+		copyIn(src, 5, 8, 1)   // another mip
+		copyIn(other, 6, 9, 0) // another buffer
+		copyIn(src, 7, 10, 0)  // a run again
+		copyIn(src, 8, 11, 0)
+		copyIn(src, 10, 0, 0) // back to layer 0
+		equal(t, "layer 0 read between two copies", readTex(t, d, tex, 0, 0), want[0][0])
+		copyIn(src, 11, 1, 0) // after the read
+		// The source rewritten after the copies of a run: they keep
+		// what they read.
+		copyIn(src, 12, 6, 0)
+		copyIn(src, 13, 7, 0)
+		stage(src, 12, 0)
+		stage(src, 13, 0)
+		checkTex(t, d, tex, want)
+		src.Release()
+		other.Release()
+	}
+}

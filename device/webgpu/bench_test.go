@@ -196,6 +196,7 @@ func (d *Device) dropPending() {
 		d.enc.Release()
 		d.enc = nil
 	}
+	d.texCopy = pendingTexCopy{}
 	d.queue.Submit()
 	d.dev.Poll(true, nil)
 	d.bury(true)

@@ -222,19 +222,17 @@ func (d *Device) CopyBufferToTexture(dsrc device.Buffer, srcOffset uint64, bytes
 	if err != nil {
 		return fmt.Errorf("webgpu: copy buffer %q to texture %q: %w", src.desc.Label, t.desc.Label, err)
 	}
-	enc, err := d.copyEncoder(src, srcOffset, n)
-	if err != nil {
+	w, h := t.desc.MipSize(mip)
+	if d.texCopy.extends(src.buf, srcOffset, bytesPerRow, t.tex, layer, mip) {
+		d.copyFromMapped(src, srcOffset, n)
+		src.recordedIn = d.encSerial
+		d.texCopy.layers++
+		return nil
+	}
+	if _, err := d.copyEncoder(src, srcOffset, n); err != nil { // records the copy held back, if any
 		return err
 	}
-	w, h := t.desc.MipSize(mip)
-	err = enc.TryCopyBufferToTexture(
-		&wgpu.TexelCopyBufferInfo{Buffer: src.buf, Layout: wgpu.TexelCopyBufferLayout{Offset: srcOffset, BytesPerRow: bytesPerRow, RowsPerImage: h}},
-		&wgpu.TexelCopyTextureInfo{Texture: t.tex, MipLevel: mip, Origin: wgpu.Origin3D{Z: layer}, Aspect: wgpu.TextureAspectAll},
-		&wgpu.Extent3D{Width: w, Height: h, DepthOrArrayLayers: 1},
-	)
-	if err != nil {
-		return d.fail("copy buffer to texture", err)
-	}
+	d.texCopy = pendingTexCopy{buf: src.buf, tex: t.tex, offset: srcOffset, row: bytesPerRow, width: w, rows: h, mip: mip, layer: layer, layers: 1}
 	d.encUsed = true
 	return nil
 }

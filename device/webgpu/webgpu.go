@@ -203,6 +203,11 @@ type Device struct {
 	// copiedMapped lists the mapped MapWrite buffers that recorded
 	// copies read; flush unmaps them before submitting (see mapwrite.go).
 	copiedMapped []mappedCopy
+	// texCopy is the copy into a texture that CopyBufferToTexture holds
+	// back to extend (texcopy.go); texCopies counts the copies into
+	// textures put in encoders (tests read it).
+	texCopy   pendingTexCopy
+	texCopies int
 	// blockingMaps counts mappings that had to wait for the GPU.
 	blockingMaps int
 
@@ -363,7 +368,7 @@ func (d *Device) usable() error {
 // encoder returns the pending command encoder, creating one if needed.
 func (d *Device) encoder() (*wgpu.CommandEncoder, error) {
 	if d.enc != nil {
-		return d.enc, nil
+		return d.enc, d.recordTexCopy()
 	}
 	enc, err := d.dev.TryCreateCommandEncoder(nil)
 	if err != nil {
@@ -390,6 +395,9 @@ func (d *Device) flush() error {
 			d.queued = false
 		}
 		return nil
+	}
+	if err := d.recordTexCopy(); err != nil {
+		return err
 	}
 	enc := d.enc
 	d.enc = nil
@@ -632,6 +640,7 @@ func (d *Device) Release() {
 		d.enc.Release()
 		d.enc = nil
 	}
+	d.texCopy = pendingTexCopy{}
 	d.released = true
 	d.queue.Release()
 	if d.own != nil {
