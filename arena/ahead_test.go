@@ -10,34 +10,6 @@ import (
 	"github.com/gpumem/gpumem/memory"
 )
 
-// preparer is a device that is a device.Preparer over another: it counts
-// the buffers prepared, taken and given up, and makes each through the
-// device under it (off the caller's goroutine where that one prepares).
-type preparer struct {
-	device.Device
-	prepared, taken, dropped int
-	creates                  int // CreateBuffer calls, the arena's own
-}
-
-func (p *preparer) CreateBuffer(desc device.BufferDesc) (device.Buffer, error) {
-	p.creates++
-	return p.Device.CreateBuffer(desc)
-}
-
-func (p *preparer) PrepareBuffer(desc device.BufferDesc) *device.Pending {
-	p.prepared++
-	inner := device.Prepare(p.Device, desc)
-	return device.NewPending(func(take bool) (device.Buffer, error) {
-		if !take {
-			p.dropped++
-			inner.Release()
-			return nil, nil
-		}
-		p.taken++
-		return inner.Take()
-	})
-}
-
 // TestGrowAhead checks Options.GrowAhead on every backend: an arena that
 // fills past the fraction prepares its next growth's buffers (one per
 // plane) and no more until it grows; the growth takes them, creating
@@ -69,22 +41,22 @@ func TestGrowAhead(t *testing.T) {
 			s.verify(t, "grown without preparing")
 			a.Release()
 		}
-		p := &preparer{Device: dev}
+		p := &testdevice.Preparer{Device: dev}
 		a, err := arena.New(p, arena.Options{ElemSize: 16, InitialElems: 256, GrowthFactor: 2, GrowAhead: 0.25, Planes: []uint32{4}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := newShadow(a, 3)
 		for a.Stats().FreeElems >= 64 {
-			if p.prepared != 0 {
+			if p.Prepared != 0 {
 				t.Fatalf("prepared with %d of %d elements free", a.Stats().FreeElems, a.Stats().CapacityElems)
 			}
 			if _, err := s.alloc(16); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if p.prepared != 2 {
-			t.Fatalf("%d buffers prepared with %d of 256 elements free, want 2 (one per plane)", p.prepared, a.Stats().FreeElems)
+		if p.Prepared != 2 {
+			t.Fatalf("%d buffers prepared with %d of 256 elements free, want 2 (one per plane)", p.Prepared, a.Stats().FreeElems)
 		}
 		if st := a.Stats(); st.PreparedBytes != 512*(16+4) {
 			t.Fatalf("PreparedBytes %d, want %d", st.PreparedBytes, 512*(16+4))
@@ -105,15 +77,15 @@ func TestGrowAhead(t *testing.T) {
 		if _, ok := a.PreparedPlane(2, "p"); ok {
 			t.Fatal("a third plane prepared")
 		}
-		creates := p.creates
+		creates := p.Creates
 		for a.Stats().Growths == 0 {
 			if _, err := s.alloc(16); err != nil {
 				t.Fatal(err)
 			}
 		}
 		st := a.Stats()
-		if p.taken != 2 || p.creates != creates || st.CapacityElems != 512 || p.prepared != 2 {
-			t.Fatalf("growth: %d taken, %d created, capacity %d, %d prepared", p.taken, p.creates-creates, st.CapacityElems, p.prepared)
+		if p.Taken != 2 || p.Creates != creates || st.CapacityElems != 512 || p.Prepared != 2 {
+			t.Fatalf("growth: %d taken, %d created, capacity %d, %d prepared", p.Taken, p.Creates-creates, st.CapacityElems, p.Prepared)
 		}
 		s.verify(t, "grown into the prepared buffers")
 		if bufs := a.Holder("a", nil).Memory(); len(bufs) != 1 {
@@ -127,15 +99,15 @@ func TestGrowAhead(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if p.prepared != 4 {
-			t.Fatalf("%d prepared, want 4", p.prepared)
+		if p.Prepared != 4 {
+			t.Fatalf("%d prepared, want 4", p.Prepared)
 		}
-		creates = p.creates
+		creates = p.Creates
 		if _, err := s.alloc(1500); err != nil {
 			t.Fatal(err)
 		}
-		if st := a.Stats(); p.dropped != 2 || p.creates != creates+2 || st.CapacityElems < 1500 {
-			t.Fatalf("outgrown: %d dropped, %d created, capacity %d", p.dropped, p.creates-creates, st.CapacityElems)
+		if st := a.Stats(); p.Dropped != 2 || p.Creates != creates+2 || st.CapacityElems < 1500 {
+			t.Fatalf("outgrown: %d dropped, %d created, capacity %d", p.Dropped, p.Creates-creates, st.CapacityElems)
 		}
 		s.verify(t, "grown past the prepared buffers")
 		for a.Stats().PreparedBytes == 0 {
@@ -143,10 +115,10 @@ func TestGrowAhead(t *testing.T) {
 				t.Fatal(fmt.Errorf("filling to prepare: %w", err))
 			}
 		}
-		dropped := p.dropped
+		dropped := p.Dropped
 		a.Release()
-		if p.dropped != dropped+2 {
-			t.Fatalf("Release gave up %d prepared buffers, want 2", p.dropped-dropped)
+		if p.Dropped != dropped+2 {
+			t.Fatalf("Release gave up %d prepared buffers, want 2", p.Dropped-dropped)
 		}
 	})
 }

@@ -12,35 +12,6 @@ import (
 	"github.com/gpumem/gpumem/memory"
 )
 
-// texPreparer is a device that is a device.TexturePreparer over another:
-// it counts the textures prepared, taken and given up, and the
-// registry's own CreateTexture calls, and makes each through the device
-// under it (off the caller's goroutine where that one prepares).
-type texPreparer struct {
-	device.Device
-	prepared, taken, dropped int
-	creates                  int
-}
-
-func (p *texPreparer) CreateTexture(desc device.TextureDesc) (device.Texture, error) {
-	p.creates++
-	return p.Device.CreateTexture(desc)
-}
-
-func (p *texPreparer) PrepareTexture(desc device.TextureDesc) *device.PendingTexture {
-	p.prepared++
-	inner := device.PrepareTexture(p.Device, desc)
-	return device.NewPending(func(take bool) (device.Texture, error) {
-		if !take {
-			p.dropped++
-			inner.Release()
-			return nil, nil
-		}
-		p.taken++
-		return inner.Take()
-	})
-}
-
 // TestPageAhead checks Options.PageAhead on every backend: a bucket whose
 // available layers fall below the fraction prepares its next page, once;
 // the registration that needs a page takes it, creating none, and every
@@ -50,7 +21,7 @@ func (p *texPreparer) PrepareTexture(desc device.TextureDesc) *device.PendingTex
 // every call.
 func TestPageAhead(t *testing.T) {
 	testdevice.Each(t, func(t *testing.T, dev device.Device) {
-		p := &texPreparer{Device: dev}
+		p := &testdevice.Preparer{Device: dev}
 		r := newRegistry(t, p, bindless.Options{Label: "a/", LayersPerPage: 8, MaxPages: 4, PageAhead: 0.25})
 		m := newModel(p, r)
 		pageBytes := 8 * device.TextureDesc{Format: rgba4.Format, Width: 4, Height: 4}.MipBytes(0)
@@ -72,13 +43,13 @@ func TestPageAhead(t *testing.T) {
 		// Page 1 fills; with one layer of 8 left (below a quarter) its
 		// bucket prepares page 2, and no more.
 		for range 7 {
-			if p.prepared != 0 {
+			if p.Prepared != 0 {
 				t.Fatalf("prepared with %d layers registered", id)
 			}
 			register()
 		}
-		if p.prepared != 1 {
-			t.Fatalf("%d pages prepared with 1 layer of 8 left, want 1", p.prepared)
+		if p.Prepared != 1 {
+			t.Fatalf("%d pages prepared with 1 layer of 8 left, want 1", p.Prepared)
 		}
 		if st := r.Stats(); st.PreparedBytes != pageBytes || st.Pages != 2 {
 			t.Fatalf("while prepared: PreparedBytes %d (want %d), %d pages", st.PreparedBytes, pageBytes, st.Pages)
@@ -90,11 +61,11 @@ func TestPageAhead(t *testing.T) {
 			t.Fatalf("Memory while prepared: %+v", bufs)
 		}
 		must(t, last.Check())
-		creates := p.creates
+		creates := p.Creates
 		register() // the last layer of page 1
 		h := register()
-		if h.Page() != 2 || h.Layer() != 0 || p.taken != 1 || p.prepared != 1 || p.creates != creates {
-			t.Fatalf("page 2: handle %v, %d taken, %d prepared, %d created", h, p.taken, p.prepared, p.creates-creates)
+		if h.Page() != 2 || h.Layer() != 0 || p.Taken != 1 || p.Prepared != 1 || p.Creates != creates {
+			t.Fatalf("page 2: handle %v, %d taken, %d prepared, %d created", h, p.Taken, p.Prepared, p.Creates-creates)
 		}
 		pages := r.Pages()
 		if got := pages[2].Desc().Label; !strings.Contains(got, "(made ahead)") {
@@ -110,31 +81,31 @@ func TestPageAhead(t *testing.T) {
 
 		// Page 2 fills to the fraction: page 3 is prepared; Shrink gives
 		// it up with its bytes.
-		for p.prepared < 2 {
+		for p.Prepared < 2 {
 			register()
 		}
 		freed, err := r.Shrink()
 		step("Shrink", err)
-		if p.dropped != 1 || freed < pageBytes || r.Stats().PreparedBytes != 0 {
-			t.Fatalf("Shrink: %d dropped, %d bytes freed, PreparedBytes %d", p.dropped, freed, r.Stats().PreparedBytes)
+		if p.Dropped != 1 || freed < pageBytes || r.Stats().PreparedBytes != 0 {
+			t.Fatalf("Shrink: %d dropped, %d bytes freed, PreparedBytes %d", p.Dropped, freed, r.Stats().PreparedBytes)
 		}
 		// The next registration prepares it again; page 3 takes it, and
 		// with MaxPages (4) reached none is prepared after it.
 		register()
-		if p.prepared != 3 {
-			t.Fatalf("%d prepared after the Shrink's gave one up, want 3", p.prepared)
+		if p.Prepared != 3 {
+			t.Fatalf("%d prepared after the Shrink's gave one up, want 3", p.Prepared)
 		}
 		for r.Stats().Pages < 4 {
 			register()
 		}
-		if p.taken != 2 {
-			t.Fatalf("page 3: %d taken, want 2", p.taken)
+		if p.Taken != 2 {
+			t.Fatalf("page 3: %d taken, want 2", p.Taken)
 		}
 		for range 7 {
 			register()
 		}
-		if p.prepared != 3 {
-			t.Fatalf("prepared past MaxPages: %d", p.prepared)
+		if p.Prepared != 3 {
+			t.Fatalf("prepared past MaxPages: %d", p.Prepared)
 		}
 		if _, err := r.Register("one too many", rgba4, pixels(rgba4, 0)); !errors.Is(err, bindless.ErrFull) {
 			t.Fatalf("a full registry: %v", err)
@@ -143,15 +114,15 @@ func TestPageAhead(t *testing.T) {
 
 		// A sized bucket prepares nothing.
 		r2 := newRegistry(t, p, bindless.Options{Label: "s/", LayersPerPage: 4, MaxPages: 4, PageAhead: 0.5})
-		before := p.prepared
+		before := p.Prepared
 		for i := range 6 {
 			if _, err := r2.RegisterSized(fmt.Sprint("s", i), bindless.Key{Format: device.RGBA8Unorm, Width: 5, Height: 3}, make([]byte, 5*3*4)); err != nil {
 				t.Fatal(err)
 			}
 			must(t, bindless.Check(r2))
 		}
-		if p.prepared != before {
-			t.Fatalf("a sized bucket prepared %d pages", p.prepared-before)
+		if p.Prepared != before {
+			t.Fatalf("a sized bucket prepared %d pages", p.Prepared-before)
 		}
 
 		// Release gives a prepared page up.
@@ -161,12 +132,12 @@ func TestPageAhead(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if p.prepared != before+1 {
-			t.Fatalf("%d prepared with 1 of 4 layers left at PageAhead 0.5, want 1", p.prepared-before)
+		if p.Prepared != before+1 {
+			t.Fatalf("%d prepared with 1 of 4 layers left at PageAhead 0.5, want 1", p.Prepared-before)
 		}
-		dropped := p.dropped
+		dropped := p.Dropped
 		r3.Release()
-		if p.dropped != dropped+1 {
+		if p.Dropped != dropped+1 {
 			t.Fatal("Release kept the prepared page")
 		}
 	})
