@@ -11,9 +11,10 @@ import (
 // is vacant (it keeps its index and bucket; Pages has nil there), or is
 // dropped when it ends the page list. Then it trims every live page whose
 // layers in use all lie in its lower half to exactly those layers; a trim
-// the device refuses leaves that page as it was. Version changes when a
-// page was released or trimmed. O(layers) plus the copies. It fails only
-// with device.ErrReleased.
+// the device refuses leaves that page as it was. A page being made ahead
+// of need (Options.PageAhead) is given up, its bytes counted. Version
+// changes when a page was released or trimmed. O(layers) plus the
+// copies. It fails only with device.ErrReleased.
 func (r *Registry[K]) Shrink() (freedBytes uint64, err error) {
 	if r.released {
 		return 0, fmt.Errorf("bindless: Shrink: %w", errReleased)
