@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) device.Device) {
 		{"CopyTextureLayer", testCopyTextureLayer},
 		{"CopyBufferToTexture", testCopyBufferToTexture},
 		{"CopyBufferToTextureLayers", testCopyBufferToTextureLayers},
+		{"CopyBufferToTextureRandom", testCopyBufferToTextureRandom},
 		{"GenerateMips", testGenerateMips},
 		{"TextureOrder", testTextureOrder},
 		{"Multisampled", testMultisampled},

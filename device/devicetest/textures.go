@@ -447,3 +447,57 @@ func testCopyBufferToTextureLayers(t *testing.T, s *suite) {
 		other.Release()
 	}
 }
+
+// testCopyBufferToTextureRandom runs random copies into the layers of
+// two textures, from random slots of two buffers (a MapWrite one and a
+// plain one), most of them continuing the previous copy (the next slot,
+// the next layer: what a device may join into one copy), among rewrites
+// of slots already copied from, reads and fences; every read, and every
+// layer at the end, must hold what the last copy into it read when it
+// was called.
+func testCopyBufferToTextureRandom(t *testing.T, s *suite) {
+	d := s.device(t)
+	r := newRand(t.Name())
+	desc := device.TextureDesc{Format: device.RGBA8Unorm, Width: 8, Height: 4, Layers: 10, Mips: 2, Usage: texRW}
+	texs := []device.Texture{mustTexture(t, d, desc), mustTexture(t, d, desc)}
+	want := [][][][]byte{fillTex(t, d, r, texs[0]), fillTex(t, d, r, texs[1])}
+	const pitch, slots = 256, 24
+	slot := uint64(pitch * desc.Height) // a mip 0 layer's stride
+	bufs := []device.Buffer{mustBuffer(t, d, slots*slot, device.MapWrite|device.CopySrc), mustBuffer(t, d, slots*slot, rw)}
+	stage := func(b device.Buffer, k uint64, mip uint32) []byte {
+		w, h := desc.MipSize(mip)
+		data := texels(r, desc.Format, desc.MipBytes(mip))
+		must(t, device.FillBuffer(d, b, k*slot, slot, func(dst []byte) {
+			clear(dst)
+			for y := range uint64(h) {
+				copy(dst[y*pitch:], data[y*uint64(w)*4:(y+1)*uint64(w)*4])
+			}
+		}))
+		return data
+	}
+	var b, k, ti, layer, mip uint64 // the last copy
+	for step := range 300 {
+		switch op := r.IntN(10); {
+		case op < 6: // a copy, mostly continuing the last one
+			if r.IntN(4) == 0 || k+1 >= slots || layer+1 >= uint64(desc.Layers) {
+				b, k, ti = uint64(r.IntN(2)), uint64(r.IntN(slots)), uint64(r.IntN(2))
+				layer, mip = uint64(r.IntN(int(desc.Layers))), uint64(r.IntN(5)/4)
+			} else {
+				k, layer = k+1, layer+1
+			}
+			want[ti][layer][mip] = stage(bufs[b], k, uint32(mip))
+			must(t, d.CopyBufferToTexture(bufs[b], k*slot, pitch, texs[ti], uint32(layer), uint32(mip)))
+		case op < 8: // a slot rewritten, maybe one a copy read
+			stage(bufs[r.IntN(2)], uint64(r.IntN(slots)), uint32(r.IntN(2)))
+		case op < 9:
+			i, l, m := r.IntN(2), uint32(r.IntN(int(desc.Layers))), uint32(r.IntN(2))
+			equal(t, fmt.Sprintf("step %d: texture %d layer %d mip %d", step, i, l, m), readTex(t, d, texs[i], l, m), want[i][l][m])
+		default:
+			_, err := d.Fence()
+			must(t, err)
+		}
+	}
+	for i, tex := range texs {
+		checkTex(t, d, tex, want[i])
+	}
+}
