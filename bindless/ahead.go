@@ -61,8 +61,8 @@ func (r *Registry[K]) prepareAhead(b *bucket) {
 	}
 }
 
-// createPage returns a texture of desc for a page of b: the page made
-// ahead for b when there is one, its creation succeeded and desc is what
+// createPage returns a texture of desc for a page of b (nil for a new
+// bucket): the page made ahead for b when there is one, its creation succeeded and desc is what
 // it was made as (but for the label), else a new one. None is made ahead
 // after it. (A device that makes textures at the take made none ahead:
 // the registration creates the page, with its label.)
@@ -83,9 +83,12 @@ func (r *Registry[K]) createPage(b *bucket, desc device.TextureDesc) (device.Tex
 	return r.dev.CreateTexture(desc)
 }
 
-// takeAhead returns b's page being made ahead, nil if none, and forgets
-// it: the caller takes or releases it.
+// takeAhead returns b's page being made ahead, nil if none (or b is
+// nil), and forgets it: the caller takes or releases it.
 func (r *Registry[K]) takeAhead(b *bucket) *device.PendingTexture {
+	if b == nil {
+		return nil
+	}
 	p := b.ahead
 	b.ahead, b.aheadBytes = nil, 0
 	return p

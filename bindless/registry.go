@@ -491,13 +491,7 @@ func (r *Registry[K]) addPage(key Key, sized bool, b *bucket) (slot, error) {
 		capacity = 1
 	}
 	desc := r.desc(key, sized, index, capacity)
-	var tex device.Texture
-	var err error
-	if b != nil {
-		tex, err = r.createPage(b, desc)
-	} else {
-		tex, err = r.dev.CreateTexture(desc)
-	}
+	tex, err := r.createPage(b, desc)
 	if err != nil {
 		return slot{}, fmt.Errorf("page for %v: %w: %w", key, ErrFull, err)
 	}

@@ -138,30 +138,30 @@ func (d *Device) PrepareBuffer(desc device.BufferDesc) *device.Pending {
 	if !offThread || d.creatable(desc) != nil {
 		return device.CreateAtTake(d, desc) // its CreateBuffer says what is wrong
 	}
-	var (
-		wb  *wgpu.Buffer
-		oom bool
-		err error
-	)
 	return prepare(d, "buffer", desc.Label,
-		func() { wb, oom, err = d.createRaw(desc) },
-		func() {
-			if wb != nil {
-				wb.Destroy()
-				wb.Release()
-				wb = nil
-			}
-		},
-		func() (device.Buffer, error) { return d.adopt(desc, wb, oom, err) })
+		func() (*wgpu.Buffer, bool, error) { return d.createRaw(desc) },
+		d.destroyNow,
+		func(wb *wgpu.Buffer, oom bool, err error) (device.Buffer, error) { return d.adopt(desc, wb, oom, err) })
 }
 
 // prepare returns the Pending of an object (a buffer or a texture, what)
-// that create makes in a job (jobs.go): its Take waits for the job and
-// adopts what it made, its Release waits for the job and destroys it,
-// and so does the device's Release for one neither took nor released.
-func prepare[T any](d *Device, what, label string, create, destroy func(), adopt func() (T, error)) *device.PendingOf[T] {
-	p := &preparing{destroy: destroy}
-	p.job = d.later(create)
+// that create makes, raw, in a job (jobs.go): its Take waits for the job
+// and adopts what create returned, its Release waits for the job and
+// destroys what create made, and so does the device's Release for one
+// neither took nor released.
+func prepare[R *wgpu.Buffer | *wgpu.Texture, T any](d *Device, what, label string, create func() (R, bool, error), destroy func(R), adopt func(R, bool, error) (T, error)) *device.PendingOf[T] {
+	var (
+		raw R
+		oom bool
+		err error
+	)
+	p := &preparing{destroy: func() {
+		if raw != nil {
+			destroy(raw)
+			raw = nil
+		}
+	}}
+	p.job = d.later(func() { raw, oom, err = create() })
 	d.preparing[p] = struct{}{}
 	return device.NewPending(func(take bool) (T, error) {
 		var none T
@@ -180,7 +180,7 @@ func prepare[T any](d *Device, what, label string, create, destroy func(), adopt
 			}
 			return none, nil
 		}
-		return adopt()
+		return adopt(raw, oom, err)
 	})
 }
 

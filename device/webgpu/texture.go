@@ -128,20 +128,12 @@ func (d *Device) PrepareTexture(desc device.TextureDesc) *device.PendingTexture 
 	if !offThread || bad != nil {
 		return device.CreateTextureAtTake(d, desc) // its CreateTexture says what is wrong
 	}
-	var (
-		wt  *wgpu.Texture
-		oom bool
-		err error
-	)
 	return prepare(d, "texture", desc.Label,
-		func() { wt, oom, err = d.createTextureRaw(desc) },
-		func() {
-			if wt != nil {
-				destroyTexture(wt)
-				wt = nil
-			}
-		},
-		func() (device.Texture, error) { return d.adoptTexture(desc, wt, oom, err) })
+		func() (*wgpu.Texture, bool, error) { return d.createTextureRaw(desc) },
+		destroyTexture,
+		func(wt *wgpu.Texture, oom bool, err error) (device.Texture, error) {
+			return d.adoptTexture(desc, wt, oom, err)
+		})
 }
 
 // texture checks that dt is a live texture of d with the usage want.
