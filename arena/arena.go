@@ -147,6 +147,7 @@ type Arena struct {
 	wRun       []written        // the run being written
 	wPlane     int              // the plane being written
 	gather     func(dst []byte) // gatherRun, made once
+	split      splitGather      // a run's gather in parts
 }
 
 // New creates an arena on dev with its first buffer. It returns

@@ -3,9 +3,11 @@ package arena
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/workers"
 	"github.com/gpumem/gpumem/offset"
 )
 
@@ -97,6 +99,18 @@ type Options struct {
 	// the package doc); a consumer reads Changes. It must not call back
 	// into the arena.
 	OnMove func(Move)
+	// Workers bounds the goroutines that gather one write of Place's
+	// bytes: a run of allocations written together (see Place) of at
+	// least 256 KiB is split, at allocation bounds, into up to Workers
+	// parts of at least 128 KiB gathered at once (on the process's
+	// goroutines for such copies, internal/workers). One core copies into
+	// a GPU's mapped staging memory well below the speed of memory, so a
+	// frame that streams megabytes gathers them in a fraction of the
+	// time. A run holding a request's Fill is gathered on the caller's
+	// goroutine alone: a Fill is never called beside another. 0 means
+	// min(4, GOMAXPROCS); 1 gathers on the caller's goroutine; above 16
+	// counts as 16; negative is refused.
+	Workers int
 	// TimeMoves brackets every batch of moves with GPU timestamps, where
 	// the device has a Timer (device.TimerOf): Stats.MoveGPUTime and
 	// MoveTime report the GPU's time for them (see timing.go). It adds
@@ -250,6 +264,13 @@ func (o Options) resolve(lim device.Limits) (Options, error) {
 	if o.MinElems > o.MaxElems {
 		return o, fmt.Errorf("%w: MinElems %d above maximum %d elements", ErrInvalidOptions, o.MinElems, o.MaxElems)
 	}
+	if o.Workers < 0 {
+		return o, fmt.Errorf("%w: Workers %d, want 0 or more", ErrInvalidOptions, o.Workers)
+	}
+	if o.Workers == 0 {
+		o.Workers = min(4, runtime.GOMAXPROCS(0))
+	}
+	o.Workers = min(o.Workers, workers.MaxWorkers)
 	if o.GuardBytes > 1<<20 {
 		return o, fmt.Errorf("%w: GuardBytes %d, at most 1 MiB", ErrInvalidOptions, o.GuardBytes)
 	}

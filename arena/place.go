@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 	"unsafe"
 
 	"github.com/gpumem/gpumem/device"
+	"github.com/gpumem/gpumem/internal/workers"
 	"github.com/gpumem/gpumem/offset"
 )
 
@@ -491,16 +493,78 @@ func planeData(r *Request, p int) []byte {
 	return nil
 }
 
+// gatherShare is the least one part of a split gather takes: a run of
+// twice that or more is split into up to Options.Workers parts.
+const gatherShare = 128 << 10
+
 // gatherRun writes the bytes of the run a.wRun into dst, which starts at
-// the run's first allocation and ends where the run ends (see Place).
+// the run's first allocation and ends where the run ends (see Place). A
+// large run without a Fill is split at allocation bounds into parts of
+// about equal bytes, gathered at once (internal/workers); they write
+// disjoint bytes of dst and only read the batch.
 func (a *Arena) gatherRun(dst []byte) {
+	run := a.wRun
+	k := min(a.opts.Workers, len(dst)/gatherShare)
+	if k < 2 || a.wPlane == 0 && slices.ContainsFunc(run, func(w written) bool { return a.wReqs[w.req].Fill != nil }) {
+		a.gatherPart(dst, run)
+		return
+	}
+	es := uint64(a.opts.planeElemSize(a.wPlane))
+	base := uint64(run[0].off) * es
+	at := func(i int) uint64 { return uint64(run[i].off)*es - base } // the byte of dst where run[i] starts
+	sp := &a.split
+	sp.a, sp.dst, sp.run, sp.n = a, dst, run, 0
+	from := 0 // the part's first allocation
+	for i := 1; i <= k && from < len(run); i++ {
+		to := len(run)
+		if i < k {
+			cut := uint64(len(dst)) * uint64(i) / uint64(k)
+			to = from + sort.Search(len(run)-from, func(j int) bool { return at(from+j) >= cut })
+			if to == from {
+				continue // one allocation spans the cut: the next part takes it
+			}
+		}
+		sp.parts[sp.n] = [2]int{from, to}
+		sp.n++
+		from = to
+	}
+	workers.Run(sp.n, sp)
+	sp.dst, sp.run = nil, nil
+}
+
+// splitGather is a run's gather in parts: part i is the allocations
+// run[parts[i][0]:parts[i][1]] and their bytes of dst.
+type splitGather struct {
+	a     *Arena
+	dst   []byte
+	run   []written
+	parts [workers.MaxWorkers][2]int
+	n     int
+}
+
+// Do gathers part i.
+func (s *splitGather) Do(i int) {
+	from, to := s.parts[i][0], s.parts[i][1]
+	es := uint64(s.a.opts.planeElemSize(s.a.wPlane))
+	base := uint64(s.run[0].off) * es
+	end := uint64(len(s.dst))
+	if to < len(s.run) {
+		end = uint64(s.run[to].off)*es - base
+	}
+	s.a.gatherPart(s.dst[uint64(s.run[from].off)*es-base:end], s.run[from:to])
+}
+
+// gatherPart writes the bytes of run, allocations end to end in plane
+// a.wPlane, into dst, which starts at run's first allocation and ends at
+// the last one's end or at the run's.
+func (a *Arena) gatherPart(dst []byte, run []written) {
 	p := a.wPlane
 	es := uint64(a.opts.planeElemSize(p))
 	pad := byte(0)
 	if a.opts.GuardBytes > 0 && p == 0 {
 		pad = 0xFD // GuardPattern's every byte
 	}
-	reqs, run := a.wReqs, a.wRun
+	reqs := a.wReqs
 	base := uint64(run[0].off) * es
 	for i := range run {
 		w := &run[i]

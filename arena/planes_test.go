@@ -3,7 +3,9 @@ package arena_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gpumem/gpumem/arena"
@@ -29,17 +31,21 @@ func (m *planeModel) check(t *testing.T, step string) {
 			t.Fatalf("%s: plane %d holds %d bytes, want %d elements of %d", step, p, got, capElems, es)
 		}
 	}
+	whole := make([][]byte, len(m.sizes)) // every plane, read once
+	for p := range whole {
+		whole[p] = make([]byte, m.a.PlaneBuffer(p).Size())
+		if err := m.dev.ReadBuffer(m.a.PlaneBuffer(p), 0, whole[p]); err != nil {
+			t.Fatalf("%s: read plane %d: %v", step, p, err)
+		}
+	}
 	for h, planes := range m.data {
 		off, err := m.a.Offset(h)
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
 		for p, want := range planes {
-			got := make([]byte, len(want))
-			if err := m.dev.ReadBuffer(m.a.PlaneBuffer(p), uint64(off)*uint64(m.sizes[p]), got); err != nil {
-				t.Fatalf("%s: read plane %d: %v", step, p, err)
-			}
-			if !bytes.Equal(got, want) {
+			at := uint64(off) * uint64(m.sizes[p])
+			if got := whole[p][at : at+uint64(len(want))]; !bytes.Equal(got, want) {
 				t.Fatalf("%s: plane %d of %v at element %d: bytes differ", step, p, h, off)
 			}
 		}
@@ -186,5 +192,99 @@ func TestPlanesRefused(t *testing.T) {
 	}
 	if a.PlaneBuffer(2) != nil || a.PlaneBuffer(-1) != nil || a.Planes() != 2 {
 		t.Errorf("PlaneBuffer out of range, or Planes() = %d", a.Planes())
+	}
+}
+
+// TestPlaceSplitGather: runs of megabytes gathered by several goroutines
+// (Options.Workers) land byte for byte where one goroutine puts them, in
+// every plane, margins included, through a belt and through queue
+// writes; a batch holding a Fill is gathered with its Fill never called
+// concurrently.
+func TestPlaceSplitGather(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dev device.Device) {
+		for _, workers := range []int{1, 3, 7} {
+			for _, guard := range []uint32{0, 24} {
+				for _, useBelt := range []bool{false, true} {
+					placeSplit(t, dev, workers, guard, useBelt)
+				}
+			}
+		}
+	})
+}
+
+func placeSplit(t *testing.T, dev device.Device, workers int, guard uint32, useBelt bool) {
+	var up arena.Uploader
+	if useBelt {
+		b, err := staging.New(dev, staging.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Release()
+		up = b
+	}
+	a, err := arena.New(dev, arena.Options{ElemSize: 12, Planes: []uint32{4}, InitialElems: 1 << 20,
+		GuardBytes: guard, Workers: workers, RoundToBins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	m := &planeModel{a: a, dev: dev, sizes: []uint32{12, 4}, data: map[arena.Handle][][]byte{}}
+	r := rand.New(rand.NewPCG(uint64(workers), uint64(guard)))
+	var inFill, overlaps atomic.Int32
+	for round := range 3 {
+		reqs := make([]arena.Request, 3000)
+		want := make([][][]byte, len(reqs))
+		for i := range reqs {
+			n := 1 + r.Uint32N(300)
+			w := [][]byte{make([]byte, n*12), make([]byte, n*4)}
+			for _, b := range w {
+				for j := range b {
+					b[j] = byte(r.Uint32())
+				}
+			}
+			reqs[i] = arena.Request{Owner: uint64(i), Elems: n, Data: w[0], Planes: [][]byte{w[1]}}
+			switch {
+			case i%5 == 1: // data short of the elements: zeros after it
+				reqs[i].Data = w[0][:len(w[0])/2]
+				clear(w[0][len(w[0])/2:])
+			case i%5 == 2:
+				reqs[i].Planes = nil
+				clear(w[1])
+			case round == 2 && i%500 == 3: // the last batch's runs gather with Fills
+				src := w[0]
+				reqs[i].Data, reqs[i].Fill = nil, func(dst []byte) {
+					if inFill.Add(1) > 1 {
+						overlaps.Add(1)
+					}
+					copy(dst, src)
+					inFill.Add(-1)
+				}
+			}
+			want[i] = w
+		}
+		ps, _, err := a.Place(nil, reqs, up)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ps {
+			m.data[p.Handle] = want[i]
+		}
+		if err := dev.Submit(); err != nil {
+			t.Fatal(err)
+		}
+		m.check(t, fmt.Sprintf("workers %d, guard %d, belt %v, round %d", workers, guard, useBelt, round))
+		if bad, err := a.CheckGuards(); err != nil || len(bad) != 0 {
+			t.Fatalf("guards %v broken (%v)", bad, err)
+		}
+		n := 0
+		for h := range m.data { // free a third, so the next batch fills holes too
+			if n++; n%3 == 0 {
+				must(t, a.Free(h))
+				delete(m.data, h)
+			}
+		}
+	}
+	if overlaps.Load() != 0 {
+		t.Errorf("a Fill ran beside another %d times", overlaps.Load())
 	}
 }

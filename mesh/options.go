@@ -100,11 +100,16 @@ type Options struct {
 	// buffer of its own, and arrays in buffers of their own have no
 	// margin.
 	GuardBytes uint32
+	// Workers bounds the goroutines that gather one run of a Flush's
+	// arrays into the belt or a queue write (arena.Options.Workers): 0
+	// means min(4, GOMAXPROCS), 1 gathers on the caller's goroutine.
+	Workers int
 }
 
 // resolve fills in defaults and checks s against the device's limits.
 // The limits of what s passes down to the slabs' arenas (GrowthFactor,
-// GrowAhead, MaxMeshesPerSlab, GuardBytes, ShrinkBelow, ShrinkAfter) are
+// GrowAhead, MaxMeshesPerSlab, GuardBytes, ShrinkBelow, ShrinkAfter,
+// Workers) are
 // arena's:
 // resolve checks them through arena.Options.Validate, on the options of a
 // slab of 4-byte slots (uint32 indices). Every other slab's options differ
@@ -198,6 +203,7 @@ func (s *Options) arenaOptions(l Layout, capacity uint32, onMove func(arena.Move
 		MinElems:     min(sh.minSlots, capacity),
 		OnMove:       onMove,
 		Planes:       l.planes(),
+		Workers:      s.Workers,
 	}
 }
 

@@ -14,17 +14,19 @@ import (
 // 67 MB) into an allocator whose slabs exist, end to end: Remove and Add
 // every mesh, Flush, and Wait for the device; "queue" uploads with queue
 // writes, "belt" through a staging belt (Options.Belt, 8 MiB chunks, the
-// frame ended on the belt). On each backend, the same run also writes the
-// same bytes to one buffer in queue writes of 256 KiB and waits (the
-// device's upload speed, the baseline). Metrics: GB/s of array bytes for
-// both, and the ratio of their times; and the same for the Flush and the
-// wait alone (-flush-only), without the Remove and Add calls before it.
+// frame ended on the belt), "belt-serial" too with every run gathered on
+// the caller's goroutine (Options.Workers 1). On each backend, the same
+// run also writes the same bytes to one buffer in queue writes of 256 KiB
+// and waits (the device's upload speed, the baseline). Metrics: GB/s of
+// array bytes for both, and the ratio of their times; and the same for
+// the Flush and the wait alone (-flush-only), without the Remove and Add
+// calls before it.
 func BenchmarkFlushUpload(b *testing.B) {
 	const n = 10_000
 	ms := benchMeshes(n, 1)
 	total := meshBytes(ms)
 	for _, be := range testdevice.Backends() {
-		for _, path := range []string{"queue", "belt"} {
+		for _, path := range []string{"queue", "belt", "belt-serial"} {
 			b.Run(be.Name+"/"+path, func(b *testing.B) {
 				dev := be.Open(b)
 				a, hs, endFrame := uploadFrame(b, dev, path, ms)
@@ -104,7 +106,7 @@ func BenchmarkFlushCPU(b *testing.B) {
 	const n = 10_000
 	ms := benchMeshes(n, 1)
 	total := meshBytes(ms)
-	for _, path := range []string{"queue", "belt"} {
+	for _, path := range []string{"queue", "belt", "belt-serial"} {
 		b.Run(path, func(b *testing.B) {
 			dev := &sinkDevice{Device: benchDevice(b)}
 			a, hs, endFrame := uploadFrame(b, dev, path, ms)
@@ -147,18 +149,22 @@ func BenchmarkFlushCPU(b *testing.B) {
 
 // uploadFrame sets up the frame both upload benchmarks run: an allocator
 // on dev ("queue": uploads by queue writes; "belt": through a staging
-// belt, Options.Belt) holding ms, flushed once. endFrame ends a frame: its
+// belt, Options.Belt; "belt-serial": a belt and Options.Workers 1)
+// holding ms, flushed once. endFrame ends a frame: its
 // fence on the belt, and the wait.
 func uploadFrame(b *testing.B, dev device.Device, path string, ms []mesh.Mesh) (a *mesh.Allocator, hs []mesh.Handle, endFrame func()) {
 	var opts mesh.Options
 	var belt *staging.Belt
-	if path == "belt" {
+	if path != "queue" {
 		var err error
 		if belt, err = staging.New(dev, staging.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(belt.Release)
 		opts.Belt = belt
+	}
+	if path == "belt-serial" {
+		opts.Workers = 1
 	}
 	a, err := mesh.New(dev, opts)
 	if err != nil {
