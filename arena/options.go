@@ -103,13 +103,13 @@ type Options struct {
 	// bytes: a run of allocations written together (see Place) of at
 	// least 256 KiB is split, at allocation bounds, into up to Workers
 	// parts of at least 128 KiB gathered at once (on the process's
-	// goroutines for such copies, internal/workers). One core copies into
-	// a GPU's mapped staging memory well below the speed of memory, so a
-	// frame that streams megabytes gathers them in a fraction of the
-	// time. A run holding a request's Fill is gathered on the caller's
-	// goroutine alone: a Fill is never called beside another. 0 means
-	// min(4, GOMAXPROCS); 1 gathers on the caller's goroutine; above 16
-	// counts as 16; negative is refused.
+	// goroutines for such copies, internal/workers). One core writes a
+	// GPU's mapped staging memory well below the speed of memory, so a
+	// frame that streams megabytes gathers them sooner on several
+	// (BenchmarkPlaceWorkers). A run holding a request's Fill is gathered
+	// on the caller's goroutine alone: a Fill is never called beside
+	// another. 0 means min(4, GOMAXPROCS); 1 gathers on the caller's
+	// goroutine; above 16 counts as 16; negative is refused.
 	Workers int
 	// TimeMoves brackets every batch of moves with GPU timestamps, where
 	// the device has a Timer (device.TimerOf): Stats.MoveGPUTime and

@@ -3,13 +3,11 @@
 package webgpu
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/gpumem/gpumem/device"
-	"github.com/gpumem/gpumem/internal/workers"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
@@ -279,38 +277,6 @@ func BenchmarkSubmitBeside(b *testing.B) {
 			}
 			b.ReportMetric(float64(worst.Microseconds())/1e3, "max-ms")
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "us/submit")
-		})
-	}
-}
-
-// BenchmarkMappedCopy copies 4 MiB at a time into a mapped staging
-// buffer (MapWrite, as a belt's chunk), from successive stretches of
-// 64 MiB of memory, in 1 to 8 parts at once (workers.Copy; WriteBuffer
-// uses copyParts): in GB/s of bytes copied, what decides copyParts and
-// arena's default Workers on a machine.
-func BenchmarkMappedCopy(b *testing.B) {
-	const n = 4 << 20
-	src := make([]byte, 64<<20)
-	for i := range src {
-		src[i] = byte(i * 7)
-	}
-	d := newTestDevice(b, Options{})
-	buf, err := d.CreateBuffer(device.BufferDesc{Label: "bench staging", Size: 2 * n, Usage: device.MapWrite | device.CopySrc})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer buf.Release()
-	for _, k := range []int{1, 2, 4, 8} {
-		b.Run(fmt.Sprintf("parts-%d", k), func(b *testing.B) {
-			b.SetBytes(n)
-			i := 0
-			for b.Loop() {
-				from := src[i%16*n:][:n]
-				if err := d.FillBuffer(buf, uint64(i%2)*n, n, func(dst []byte) { workers.Copy(dst, from, k) }); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
 		})
 	}
 }

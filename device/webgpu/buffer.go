@@ -4,10 +4,8 @@ package webgpu
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/gpumem/gpumem/device"
-	"github.com/gpumem/gpumem/internal/workers"
 	"github.com/oliverbestmann/webgpu/wgpu"
 )
 
@@ -211,11 +209,6 @@ func (d *Device) buffer(db device.Buffer, role string, want device.Usage) (*Buff
 	return b, nil
 }
 
-// copyParts bounds the parts a large write into a mapped buffer is
-// copied in at once (workers.Copy): one core copies into mapped staging
-// memory well below the speed of memory.
-var copyParts = min(4, runtime.GOMAXPROCS(0))
-
 // WriteBuffer writes data to buf at offset through the queue. Commands
 // recorded so far are submitted first, so that the write lands after
 // them; with none recorded the write is one queue write and no submit.
@@ -229,7 +222,7 @@ func (d *Device) WriteBuffer(db device.Buffer, offset uint64, data []byte) error
 		if err != nil {
 			return err
 		}
-		workers.Copy(dst, data, copyParts)
+		copy(dst, data)
 		b.wrote(offset, dst)
 		return nil
 	}

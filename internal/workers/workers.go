@@ -1,13 +1,13 @@
 // Package workers runs the parts of a job at once, on goroutines kept for
-// the whole process: the large copies into staging memory that one core
-// cannot finish at the speed of memory.
+// the whole process: the gathers of large uploads into staging memory,
+// which one core writes well below the speed of memory.
 //
 // A job's parts go to pool goroutines that are idle at the time of the
 // call; a part no idle goroutine takes runs on the caller's goroutine, so
 // a call never waits for another job's parts, and with no idle goroutine
 // a job runs as a plain loop. The pool starts goroutines as jobs ask for
 // them, at most MaxWorkers over the process's life; once they are made,
-// Run and Copy allocate nothing.
+// Run allocates nothing.
 package workers
 
 import (
@@ -81,38 +81,4 @@ func work() {
 		t.job.Do(t.part)
 		t.wg.Done()
 	}
-}
-
-// copyShare is the least one part of Copy takes.
-const copyShare = 128 << 10
-
-// copyJob is Copy's job: k parts of about equal length.
-type copyJob struct {
-	dst, src []byte
-	k        int
-}
-
-func (c *copyJob) Do(i int) {
-	n := len(c.src)
-	lo, hi := n*i/c.k, n*(i+1)/c.k
-	copy(c.dst[lo:hi], c.src[lo:hi])
-}
-
-var copyJobs = sync.Pool{New: func() any { return new(copyJob) }}
-
-// Copy copies min(len(dst), len(src)) bytes from src to dst, as the
-// built-in copy does, in up to k parts at once, each at least 128 KiB;
-// dst and src must not overlap. It returns the bytes copied.
-func Copy(dst, src []byte, k int) int {
-	n := min(len(dst), len(src))
-	k = min(k, n/copyShare)
-	if k < 2 {
-		return copy(dst, src)
-	}
-	c := copyJobs.Get().(*copyJob)
-	c.dst, c.src, c.k = dst[:n], src[:n], k
-	Run(k, c)
-	c.dst, c.src = nil, nil
-	copyJobs.Put(c)
-	return n
 }

@@ -1,9 +1,6 @@
 package workers
 
 import (
-	"bytes"
-	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,52 +44,23 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestCopy: Copy moves what the built-in copy moves, for lengths around
-// the split bounds and parts from 0 to past MaxWorkers.
-func TestCopy(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	src := make([]byte, 3<<20+7)
-	for i := range src {
-		src[i] = byte(r.Uint32())
-	}
-	for _, n := range []int{0, 1, copyShare - 1, copyShare, 2*copyShare - 1, 2 * copyShare, 2*copyShare + 3, 1 << 20, len(src)} {
-		for _, k := range []int{0, 1, 2, 3, 4, 7, 32} {
-			for _, dstLen := range []int{n, n / 2} {
-				t.Run(fmt.Sprintf("%d to %d in %d", n, dstLen, k), func(t *testing.T) {
-					want := bytes.Repeat([]byte{0xAA}, dstLen+16)
-					got := bytes.Clone(want)
-					wn := copy(want[8:8+dstLen], src[:n])
-					gn := Copy(got[8:8+dstLen], src[:n], k)
-					if gn != wn || !bytes.Equal(got, want) {
-						t.Fatalf("copied %d bytes, want %d; bytes equal: %v", gn, wn, bytes.Equal(got, want))
-					}
-				})
-			}
-		}
-	}
+// gatherJob copies src to dst in parts of equal length.
+type gatherJob struct {
+	dst, src []byte
+	k        int
 }
 
-// TestCopyAllocs: once the pool has its goroutines, Copy allocates
+func (g *gatherJob) Do(i int) {
+	lo, hi := len(g.src)*i/g.k, len(g.src)*(i+1)/g.k
+	copy(g.dst[lo:hi], g.src[lo:hi])
+}
+
+// TestRunAllocs: once the pool has its goroutines, Run allocates
 // nothing.
-func TestCopyAllocs(t *testing.T) {
-	src, dst := make([]byte, 1<<20), make([]byte, 1<<20)
-	Copy(dst, src, 4)
-	if a := testing.AllocsPerRun(100, func() { Copy(dst, src, 4) }); a != 0 {
-		t.Errorf("Copy allocates %.1f times a call", a)
-	}
-}
-
-// BenchmarkCopy copies 4 MiB between two buffers of heap memory in 1 to
-// 8 parts at once (a GPU's mapped memory: device/webgpu's
-// BenchmarkMappedCopy), in GB/s of bytes copied.
-func BenchmarkCopy(b *testing.B) {
-	src, dst := make([]byte, 4<<20), make([]byte, 4<<20)
-	for _, k := range []int{1, 2, 4, 8} {
-		b.Run(fmt.Sprintf("parts-%d", k), func(b *testing.B) {
-			b.SetBytes(int64(len(src)))
-			for b.Loop() {
-				Copy(dst, src, k)
-			}
-		})
+func TestRunAllocs(t *testing.T) {
+	g := &gatherJob{dst: make([]byte, 1<<20), src: make([]byte, 1<<20), k: 4}
+	Run(g.k, g)
+	if a := testing.AllocsPerRun(100, func() { Run(g.k, g) }); a != 0 {
+		t.Errorf("Run allocates %.1f times a call", a)
 	}
 }
