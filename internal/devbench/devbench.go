@@ -37,7 +37,10 @@
 // the GPU busy with copies between two buffers of its own (the heat),
 // sized to last about as long as the recording, waits for them to finish,
 // and only then submits the batches, which start on a GPU that has not
-// idled. None of the heat's time is in a result.
+// idled. And on a GPU, every case's measured submits follow a settle:
+// heats back to back for settleTime, after the setup that may have left
+// the GPU idle long enough for its clock to fall. None of the heat's
+// time is in a result.
 //
 // A case's buffers are made once and its first batch runs untimed: wgpu
 // clears a new buffer's memory on its first use, and the pipelines and
@@ -264,19 +267,23 @@ func measure(d *webgpu.Device, res Result, run func() error, iters int) (Result,
 	res.Batches = int(min(max(benchTarget/max(one, time.Microsecond), 1), 64))
 	per := time.Duration(res.Batches)
 	tm, timed := d.Timer()
-	var h *heater
-	if recordOne > heatRatio*one { // the GPU would mostly idle
-		if h, err = newHeater(d); err != nil {
-			return res, err
-		}
-		defer h.release()
+	h, err := newHeater(d)
+	if err != nil {
+		return res, err
+	}
+	defer h.release()
+	heat := recordOne > heatRatio*one // else the GPU is busy most of the time
+	if err := h.settle(); err != nil {
+		return res, err
 	}
 	var records, submits, gpus []time.Duration
 	var spans []device.Span
 	for range iters {
-		heat, err := h.start()
-		if err != nil {
-			return res, err
+		var fence uint64
+		if heat {
+			if fence, err = h.start(); err != nil {
+				return res, err
+			}
 		}
 		var span device.Span
 		if timed {
@@ -303,8 +310,10 @@ func measure(d *webgpu.Device, res Result, run func() error, iters int) (Result,
 			span.End = s
 			spans = append(spans, span)
 		}
-		if err := h.finish(heat, record); err != nil {
-			return res, err
+		if heat {
+			if err := h.finish(fence, record); err != nil {
+				return res, err
+			}
 		}
 		submit, gpu, err := submitWait(d)
 		if err != nil {
@@ -419,6 +428,30 @@ func nextCopies(copies int, ended bool, wait, record time.Duration) int {
 		return max(int(float64(copies)*float64(record)/float64(record+wait)), 1)
 	}
 	return copies
+}
+
+// settleTime is how long settle keeps a GPU busy: longer than the
+// clock takes to climb back from an idle level.
+const settleTime = 300 * time.Millisecond
+
+// settle keeps the GPU busy with heats, one after another, for
+// settleTime, so that the measured submits that follow find its clock at
+// its busy level whatever the process did before: the setup of a case
+// (its buffers, the moves, the warm-up) can leave a GPU idle for a
+// second, and its clock then falls to about half.
+func (h *heater) settle() error {
+	if h == nil {
+		return nil
+	}
+	for t0 := time.Now(); time.Since(t0) < settleTime; {
+		if _, err := h.start(); err != nil {
+			return err
+		}
+		if err := h.d.Wait(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *heater) release() {

@@ -11,7 +11,8 @@ import (
 
 // TestHeater: a heat runs to its fence, and the next one is sized from
 // how it went (nextCopies): cut when the wait for it was long beside the
-// recording, doubled when it had ended before the recording did. (On a
+// recording, doubled when it had ended before the recording did; a
+// settle heats for settleTime. (On a
 // CPU adapter newHeater gives none, so the heater is built by hand here.)
 func TestHeater(t *testing.T) {
 	d := testdevice.WebGPU(t, webgpu.Options{})
@@ -61,8 +62,19 @@ func TestHeater(t *testing.T) {
 			t.Errorf("nextCopies(%d, ended %v, wait %v, record %v) = %d, want %d", c.copies, c.ended, c.wait, c.rec, got, c.want)
 		}
 	}
+	// A settle keeps the GPU busy for settleTime, heat after heat, and
+	// leaves nothing running.
+	t0 := time.Now()
+	before, _ := d.Completed()
+	if err := h.settle(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := d.Completed()
+	if took := time.Since(t0); err != nil || took < settleTime || after <= before {
+		t.Fatalf("settle took %v (want %v or more), fences completed %d then %d (%v)", took, settleTime, before, after, err)
+	}
 	var none *heater
-	if f, err := none.start(); f != 0 || err != nil || none.finish(1, time.Second) != nil {
+	if f, err := none.start(); f != 0 || err != nil || none.finish(1, time.Second) != nil || none.settle() != nil {
 		t.Fatal("a nil heater did something")
 	}
 	none.release()
