@@ -101,8 +101,8 @@ type Options struct {
 	OnMove func(Move)
 	// Workers bounds the goroutines that gather one write of Place's
 	// bytes: a run of allocations written together (see Place) of at
-	// least 256 KiB is split, at allocation bounds, into up to Workers
-	// parts of at least 128 KiB gathered at once (on the process's
+	// least 1 MiB is split, at allocation bounds, into up to Workers
+	// parts of at least 512 KiB gathered at once (on the process's
 	// goroutines for such copies, internal/workers). One core writes a
 	// GPU's mapped staging memory well below the speed of memory, so a
 	// frame that streams megabytes gathers them sooner on several

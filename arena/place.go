@@ -494,8 +494,9 @@ func planeData(r *Request, p int) []byte {
 }
 
 // gatherShare is the least one part of a split gather takes: a run of
-// twice that or more is split into up to Options.Workers parts.
-const gatherShare = 128 << 10
+// twice that or more is split into up to Options.Workers parts. A part
+// must copy for longer than an idle goroutine takes to wake.
+const gatherShare = 512 << 10
 
 // gatherRun writes the bytes of the run a.wRun into dst, which starts at
 // the run's first allocation and ends where the run ends (see Place). A
