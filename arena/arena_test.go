@@ -106,6 +106,7 @@ func TestOptionsRejected(t *testing.T) {
 		// would fail.
 		{MaxElems: 16, InitialElems: 16, GuardBytes: 64},
 		{ElemSize: 16, MaxElems: 4, InitialElems: 4, GuardBytes: 49},
+		{Workers: -1},
 	} {
 		if _, err := arena.New(dev, o); !errors.Is(err, arena.ErrInvalidOptions) {
 			t.Errorf("%+v: %v, want ErrInvalidOptions", o, err)

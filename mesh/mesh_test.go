@@ -267,6 +267,7 @@ func TestSettings(t *testing.T) {
 		// Slab options arena.New would refuse at the first Flush.
 		{"guard over 1 MiB", mesh.Options{GuardBytes: 1<<20 + 4}, arena.ErrInvalidOptions, nil},
 		{"guard max", mesh.Options{GuardBytes: math.MaxUint32}, arena.ErrInvalidOptions, nil},
+		{"workers negative", mesh.Options{Workers: -1}, arena.ErrInvalidOptions, nil},
 		{"guard fills a slab", mesh.Options{GuardBytes: 64 << 10, MinSlabBytes: 4 << 10, MaxSlabBytes: 64 << 10}, arena.ErrInvalidOptions, nil},
 		{"guard", mesh.Options{GuardBytes: 60 << 10, MinSlabBytes: 4 << 10, MaxSlabBytes: 64 << 10}, nil, func(s mesh.Options) bool { return s.GuardBytes == 60<<10 }},
 		{"clamped", mesh.Options{MinSlabBytes: 8 << 30, MaxSlabBytes: 16 << 30, LargeThresholdBytes: 32 << 30}, nil, func(s mesh.Options) bool {
