@@ -475,8 +475,10 @@ func (w *meshWorkload) notes() []string {
 		bound, w.framesPending, w.peakPending, w.skipped, w.settleFlushes))
 	if w.belt != nil {
 		bs := w.belt.Stats()
-		notes = append(notes, fmt.Sprintf("  with the meshlets, textures and constants, through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive; %d waits for the GPU, every chunk in use",
-			bs.Uploads, inspect.FormatBytes(bs.Bytes), bs.Copies, bs.Chunks, inspect.FormatBytes(w.belt.ChunkBytes()), bs.Waits))
+		notes = append(notes, fmt.Sprintf("  with the meshlets, textures and constants, through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive;",
+			bs.Uploads, inspect.FormatBytes(bs.Bytes), bs.Copies, bs.Chunks, inspect.FormatBytes(w.belt.ChunkBytes())),
+			fmt.Sprintf("  %d submits on leaving a full chunk (%.1f ms in all); %d waits for the GPU, every chunk in use (%.1f ms)",
+				bs.Submits, bs.SubmitTime.Seconds()*1e3, bs.Waits, bs.WaitTime.Seconds()*1e3))
 	}
 	return notes
 }

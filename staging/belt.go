@@ -15,6 +15,7 @@ package staging
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/internal/fenced"
@@ -40,6 +41,9 @@ type Stats struct {
 	Copies         int    // copies recorded (an upload split over chunks makes several)
 	Waits          int    // times Upload waited for the GPU, every chunk in use
 	Submits        int    // submits the belt made on leaving a written chunk for the next
+	// WaitTime and SubmitTime are the caller's time in those waits and
+	// submits: what the belt adds to a frame beyond its copies.
+	WaitTime, SubmitTime time.Duration
 }
 
 // Belt is an upload staging belt. Create one with New. It is not safe
@@ -258,7 +262,10 @@ func (b *Belt) nextChunk() error {
 		b.recycled.Fill(b.cur, b.used)
 		b.cur = nil
 		if b.used > 0 {
-			if err := b.dev.Submit(); err != nil {
+			t0 := time.Now()
+			err := b.dev.Submit()
+			b.stats.SubmitTime += time.Since(t0)
+			if err != nil {
 				return err
 			}
 			b.stats.Submits++
@@ -271,7 +278,10 @@ func (b *Belt) nextChunk() error {
 		// Every chunk is in use: wait for the GPU, then all are free. No
 		// fence: the program's fences end its frames (a fence marked
 		// here would let the device free what the frame released).
-		if err := b.dev.Wait(); err != nil {
+		t0 := time.Now()
+		err := b.dev.Wait()
+		b.stats.WaitTime += time.Since(t0)
+		if err != nil {
 			return err
 		}
 		b.stats.Waits++

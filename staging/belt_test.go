@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/device"
 	"github.com/gpumem/gpumem/device/host"
@@ -206,6 +207,35 @@ func TestUploadFunc(t *testing.T) {
 	}
 	must(t, w.endFrame())
 	must(t, w.verify())
+}
+
+// slowDevice takes submit and wait long on every Submit and Wait.
+type slowDevice struct {
+	device.Device
+	submit, wait time.Duration
+}
+
+func (d *slowDevice) Submit() error { time.Sleep(d.submit); return d.Device.Submit() }
+func (d *slowDevice) Wait() error   { time.Sleep(d.wait); return d.Device.Wait() }
+
+// TestBeltTimes: Stats adds up the time of the submits the belt makes on
+// leaving a chunk and of its waits for the GPU, and of nothing else.
+func TestBeltTimes(t *testing.T) {
+	hd := testdevice.Host(t, host.Options{HoldCompletion: true})
+	dev := &slowDevice{Device: hd, submit: 2 * time.Millisecond, wait: 3 * time.Millisecond}
+	w := newWorld(t, dev, hd, staging.Options{ChunkBytes: 1024, MaxChunks: 2}, 4096)
+	must(t, w.upload(0, 0, 512)) // one chunk: no submit, no wait
+	must(t, w.endFrame())
+	if s := w.belt.Stats(); s.SubmitTime != 0 || s.WaitTime != 0 {
+		t.Fatalf("stats %+v: time without a submit or a wait of the belt's", s)
+	}
+	must(t, w.upload(0, 0, 4096))
+	must(t, w.endFrame())
+	must(t, w.verify())
+	s := w.belt.Stats()
+	if s.Submits == 0 || s.Waits == 0 || s.SubmitTime < time.Duration(s.Submits)*dev.submit || s.WaitTime < time.Duration(s.Waits)*dev.wait {
+		t.Fatalf("stats %+v: want submits and waits, each taking its time", s)
+	}
 }
 
 // TestBeltErrors: bad uploads write nothing; a refused chunk is an error
