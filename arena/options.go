@@ -102,8 +102,9 @@ type Options struct {
 	// Workers bounds the goroutines that gather one write of Place's
 	// bytes: a run of allocations written together (see Place) of at
 	// least 1 MiB is split, at allocation bounds, into up to Workers
-	// parts of at least 512 KiB gathered at once (on the process's
-	// goroutines for such copies, internal/workers). One core writes a
+	// parts of at least 512 KiB gathered at once (on goroutines kept for
+	// such copies, at most 16, which live as long as the process:
+	// internal/workers). One core writes a
 	// GPU's mapped staging memory well below the speed of memory, so a
 	// frame that streams megabytes gathers them sooner on several
 	// (BenchmarkPlaceWorkers). A run holding a request's Fill is gathered
