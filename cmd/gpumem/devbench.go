@@ -27,7 +27,9 @@ in one submit ("per submit") to run about 20 ms; "kernel GB/s" is over the
 GPU timestamps around the batches, where the adapter has them. "record"
 and "submit" are the CPU time of recording one batch and of its share of
 the submit. Each number is the median of -iters submits after two warm-up
-batches; the benchmarks (go test -bench) measure through the same code.
+batches and, on a GPU, 300 ms of other copies that bring its clock back up
+from wherever the case's setup left it; the benchmarks (go test -bench)
+measure through the same code.
 
 The adapter is chosen by -device (as in gpumem demo, but a GPU is needed:
 webgpu for any adapter, or one backend: vulkan, metal on macOS, dx12 on
