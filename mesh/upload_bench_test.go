@@ -20,7 +20,8 @@ import (
 // and waits (the device's upload speed, the baseline). Metrics: GB/s of
 // array bytes for both, and the ratio of their times; and the same for
 // the Flush and the wait alone (-flush-only), without the Remove and Add
-// calls before it.
+// calls before it; on the belt, also the submits it made on leaving a
+// chunk, and their time (staging.Stats), against ms-flush-only/op.
 func BenchmarkFlushUpload(b *testing.B) {
 	const n = 10_000
 	ms := benchMeshes(n, 1)
@@ -29,7 +30,7 @@ func BenchmarkFlushUpload(b *testing.B) {
 		for _, path := range []string{"queue", "belt", "belt-serial"} {
 			b.Run(be.Name+"/"+path, func(b *testing.B) {
 				dev := be.Open(b)
-				a, hs, endFrame := uploadFrame(b, dev, path, ms)
+				a, hs, endFrame, belt := uploadFrame(b, dev, path, ms)
 				base, err := dev.CreateBuffer(device.BufferDesc{Label: "baseline", Size: uint64(total+3) &^ 3, Usage: device.CopyDst})
 				if err != nil {
 					b.Fatal(err)
@@ -37,6 +38,10 @@ func BenchmarkFlushUpload(b *testing.B) {
 				defer base.Release()
 				chunk := make([]byte, 256<<10)
 				var flush, flushOnly, queue time.Duration
+				var before staging.Stats
+				if belt != nil {
+					before = belt.Stats()
+				}
 				b.SetBytes(total)
 				b.ResetTimer()
 				for range b.N {
@@ -67,6 +72,12 @@ func BenchmarkFlushUpload(b *testing.B) {
 				b.ReportMetric(flush.Seconds()/queue.Seconds(), "x-queue-time")
 				b.ReportMetric(gb/flushOnly.Seconds(), "GB/s-flush-only")
 				b.ReportMetric(flushOnly.Seconds()/queue.Seconds(), "x-queue-time-flush-only")
+				if belt != nil {
+					st := belt.Stats()
+					b.ReportMetric(float64(st.Submits-before.Submits)/float64(b.N), "belt-submits/op")
+					b.ReportMetric((st.SubmitTime-before.SubmitTime).Seconds()*1e3/float64(b.N), "ms-belt-submits/op")
+					b.ReportMetric(flushOnly.Seconds()*1e3/float64(b.N), "ms-flush-only/op")
+				}
 			})
 		}
 	}
@@ -109,7 +120,7 @@ func BenchmarkFlushCPU(b *testing.B) {
 	for _, path := range []string{"queue", "belt", "belt-serial"} {
 		b.Run(path, func(b *testing.B) {
 			dev := &sinkDevice{Device: benchDevice(b)}
-			a, hs, endFrame := uploadFrame(b, dev, path, ms)
+			a, hs, endFrame, _ := uploadFrame(b, dev, path, ms)
 			var err error
 			var remove, add, flush time.Duration
 			b.SetBytes(total)
@@ -151,10 +162,9 @@ func BenchmarkFlushCPU(b *testing.B) {
 // on dev ("queue": uploads by queue writes; "belt": through a staging
 // belt, Options.Belt; "belt-serial": a belt and Options.Workers 1)
 // holding ms, flushed once. endFrame ends a frame: its
-// fence on the belt, and the wait.
-func uploadFrame(b *testing.B, dev device.Device, path string, ms []mesh.Mesh) (a *mesh.Allocator, hs []mesh.Handle, endFrame func()) {
+// fence on the belt, and the wait. belt is nil on "queue".
+func uploadFrame(b *testing.B, dev device.Device, path string, ms []mesh.Mesh) (a *mesh.Allocator, hs []mesh.Handle, endFrame func(), belt *staging.Belt) {
 	var opts mesh.Options
-	var belt *staging.Belt
 	if path != "queue" {
 		var err error
 		if belt, err = staging.New(dev, staging.Options{}); err != nil {
@@ -193,5 +203,5 @@ func uploadFrame(b *testing.B, dev device.Device, path string, ms []mesh.Mesh) (
 		b.Fatal(err)
 	}
 	endFrame()
-	return a, hs, endFrame
+	return a, hs, endFrame, belt
 }
