@@ -109,8 +109,7 @@ type Options struct {
 // resolve fills in defaults and checks s against the device's limits.
 // The limits of what s passes down to the slabs' arenas (GrowthFactor,
 // GrowAhead, MaxMeshesPerSlab, GuardBytes, ShrinkBelow, ShrinkAfter,
-// Workers) are
-// arena's:
+// Workers) are arena's:
 // resolve checks them through arena.Options.Validate, on the options of a
 // slab of 4-byte slots (uint32 indices). Every other slab's options differ
 // only in sizes derived from the same MaxSlabBytes, and a slab is made

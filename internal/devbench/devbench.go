@@ -438,7 +438,7 @@ const settleTime = 300 * time.Millisecond
 // settleTime, so that the measured submits that follow find its clock at
 // its busy level whatever the process did before: the setup of a case
 // (its buffers, the moves, the warm-up) can leave a GPU idle for a
-// second, and its clock then falls to about half.
+// second, long enough for its clock to fall.
 func (h *heater) settle() error {
 	if h == nil {
 		return nil
