@@ -62,9 +62,9 @@ func (r *Registry[K]) prepareAhead(b *bucket) {
 }
 
 // createPage returns a texture of desc for a page of b (nil for a new
-// bucket): the page made ahead for b when there is one, its creation succeeded and desc is what
-// it was made as (but for the label), else a new one. None is made ahead
-// after it. (A device that makes textures at the take made none ahead:
+// bucket): the page made ahead for b when there is one, its creation
+// succeeded and desc is what it was made as (but for the label), else a
+// new one. None is made ahead after it. (A device that makes textures at the take made none ahead:
 // the registration creates the page, with its label.)
 func (r *Registry[K]) createPage(b *bucket, desc device.TextureDesc) (device.Texture, error) {
 	if pend := r.takeAhead(b); pend != nil && pend.Ahead() {

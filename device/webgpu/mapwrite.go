@@ -50,17 +50,23 @@ func (d *Device) copyFromMapped(b *Buffer, offset, size uint64) {
 }
 
 // copyEncoder returns the encoder to record a copy of size bytes from
-// offset of b in, with the copy noted: for unmapping at the submit
-// (copyFromMapped), and as b's last recorded copy (Buffer.recordedIn), which
-// mapForWrite submits before it maps b again.
+// offset of b in, with the copy noted (noteCopy).
 func (d *Device) copyEncoder(b *Buffer, offset, size uint64) (*wgpu.CommandEncoder, error) {
-	d.copyFromMapped(b, offset, size)
 	enc, err := d.encoder()
 	if err != nil {
 		return nil, err
 	}
-	b.recordedIn = d.encSerial
+	d.noteCopy(b, offset, size)
 	return enc, nil
+}
+
+// noteCopy notes a copy of size bytes from offset of b, recorded in the
+// pending encoder: for unmapping at the submit (copyFromMapped), and as
+// b's last recorded copy (Buffer.recordedIn), which mapForWrite submits
+// before it maps b again.
+func (d *Device) noteCopy(b *Buffer, offset, size uint64) {
+	d.copyFromMapped(b, offset, size)
+	b.recordedIn = d.encSerial
 }
 
 // unmapCopied unmaps the buffers copies read from while mapped; flush

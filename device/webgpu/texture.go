@@ -216,8 +216,7 @@ func (d *Device) CopyBufferToTexture(dsrc device.Buffer, srcOffset uint64, bytes
 	}
 	w, h := t.desc.MipSize(mip)
 	if d.texCopy.extends(src.buf, srcOffset, bytesPerRow, t.tex, layer, mip) {
-		d.copyFromMapped(src, srcOffset, n)
-		src.recordedIn = d.encSerial
+		d.noteCopy(src, srcOffset, n)
 		d.texCopy.layers++
 		return nil
 	}
