@@ -477,7 +477,7 @@ func (w *meshWorkload) notes() []string {
 		bs := w.belt.Stats()
 		notes = append(notes, fmt.Sprintf("  with the meshlets, textures and constants, through a staging belt: %d uploads (%s) in %d copies; %d chunks of %s alive;",
 			bs.Uploads, inspect.FormatBytes(bs.Bytes), bs.Copies, bs.Chunks, inspect.FormatBytes(w.belt.ChunkBytes())),
-			fmt.Sprintf("  %d submits on leaving a full chunk (%.1f ms in all); %d waits for the GPU, every chunk in use (%.1f ms)",
+			fmt.Sprintf("  %d submits of the chunks it filled (%.1f ms in all); %d waits for the GPU, every chunk in use (%.1f ms)",
 				bs.Submits, bs.SubmitTime.Seconds()*1e3, bs.Waits, bs.WaitTime.Seconds()*1e3))
 	}
 	return notes

@@ -11,6 +11,10 @@ package staging
 // fences), or is made (below MaxChunks), or, with MaxChunks alive, the
 // belt waits for the GPU, after which every chunk is free.
 // EndFrame moves the open frame's chunks in flight under its fence.
+// Leaving a chunk, the belt submits once SubmitChunks chunks were left
+// since the last submit it knows of: its own, its wait's, or the frame's
+// (EndFrame). With SubmitChunks a quarter of MaxChunks (the default), the
+// chunks submitted first come back before the belt runs out.
 
 import (
 	"fmt"
@@ -30,6 +34,10 @@ type Options struct {
 	ChunkBytes uint64
 	// MaxChunks caps the chunks alive at once; 0 means 16.
 	MaxChunks int
+	// SubmitChunks is how many filled chunks the belt leaves before it
+	// submits them (see above); 0 means a quarter of MaxChunks, at least
+	// 1 and at most 4. At most MaxChunks.
+	SubmitChunks int
 }
 
 // Stats is a snapshot of a Belt's counters.
@@ -40,7 +48,7 @@ type Stats struct {
 	Bytes          uint64 // bytes uploaded
 	Copies         int    // copies recorded (an upload split over chunks makes several)
 	Waits          int    // times Upload waited for the GPU, every chunk in use
-	Submits        int    // submits the belt made on leaving a written chunk for the next
+	Submits        int    // submits the belt made on leaving SubmitChunks written chunks
 	// WaitTime and SubmitTime are the caller's time in those waits and
 	// submits: what the belt adds to a frame beyond its copies.
 	WaitTime, SubmitTime time.Duration
@@ -56,6 +64,7 @@ type Belt struct {
 	used      uint64
 	recycled  fenced.Blocks // the other chunks: the open frame's, in flight, free
 	chunks    int
+	unsent    int // chunks left with uploads since the last submit
 	lastFence uint64
 	released  bool
 	stats     Stats
@@ -76,10 +85,17 @@ func New(dev device.Device, opts Options) (*Belt, error) {
 	if opts.MaxChunks == 0 {
 		opts.MaxChunks = 16
 	}
+	if opts.SubmitChunks == 0 {
+		opts.SubmitChunks = min(max(opts.MaxChunks/4, 1), 4)
+	}
 	size := (opts.ChunkBytes + 3) &^ 3
 	if size < opts.ChunkBytes || size > dev.Limits().MaxBufferSize || opts.MaxChunks < 1 {
 		return nil, fmt.Errorf("staging.New: chunks of %d bytes (device maximum %d), at most %d: %w",
 			opts.ChunkBytes, dev.Limits().MaxBufferSize, opts.MaxChunks, ErrInvalidOptions)
+	}
+	if opts.SubmitChunks < 1 || opts.SubmitChunks > opts.MaxChunks {
+		return nil, fmt.Errorf("staging.New: a submit every %d chunks, of at most %d: %w",
+			opts.SubmitChunks, opts.MaxChunks, ErrInvalidOptions)
 	}
 	return &Belt{dev: dev, opts: opts, size: size}, nil
 }
@@ -256,18 +272,22 @@ func (b *Belt) copyOut(dst device.Buffer, dstOffset, k uint64) error {
 
 // nextChunk makes cur an empty chunk the GPU does not use. The chunk it
 // leaves, if it holds uploads, is submitted with everything recorded
-// before it, so that the GPU can copy it out while the next one fills.
+// before it once SubmitChunks such chunks wait for a submit.
 func (b *Belt) nextChunk() error {
 	if b.cur != nil {
 		b.recycled.Fill(b.cur, b.used)
 		b.cur = nil
 		if b.used > 0 {
+			b.unsent++
+		}
+		if b.unsent >= b.opts.SubmitChunks {
 			t0 := time.Now()
 			err := b.dev.Submit()
 			b.stats.SubmitTime += time.Since(t0)
 			if err != nil {
 				return err
 			}
+			b.unsent = 0
 			b.stats.Submits++
 		}
 	}
@@ -285,6 +305,7 @@ func (b *Belt) nextChunk() error {
 			return err
 		}
 		b.stats.Waits++
+		b.unsent = 0
 		b.recycled.Drain()
 	}
 	// Oldest completed first: its mapping is the likeliest to resolve
@@ -314,6 +335,7 @@ func (b *Belt) retire(fence uint64) {
 	if cur != nil {
 		b.used = 0
 	}
+	b.unsent = 0
 	b.lastFence = max(b.lastFence, fence)
 }
 

@@ -209,6 +209,44 @@ func TestUploadFunc(t *testing.T) {
 	must(t, w.verify())
 }
 
+// TestSubmitChunks: the belt submits once every SubmitChunks chunks it
+// leaves with uploads, counting from the last submit it knows of (its
+// own, or the frame's at EndFrame); the default is a quarter of
+// MaxChunks, from 1 to 4.
+func TestSubmitChunks(t *testing.T) {
+	for _, c := range []struct {
+		opts  staging.Options
+		every int
+	}{
+		{staging.Options{ChunkBytes: 1024, MaxChunks: 8, SubmitChunks: 3}, 3},
+		{staging.Options{ChunkBytes: 1024}, 4},
+		{staging.Options{ChunkBytes: 1024, MaxChunks: 8}, 2},
+		{staging.Options{ChunkBytes: 1024, MaxChunks: 3}, 1},
+	} {
+		dev := testdevice.Host(t, host.Options{HoldCompletion: true})
+		w := newWorld(t, dev, dev, c.opts, 16<<10)
+		submits := 0
+		for frame, chunks := range []int{7, 3, 3} {
+			for i := range chunks {
+				must(t, w.upload(0, uint64(i)*1024, 1024))
+			}
+			// chunks-1 chunks left, the last still open.
+			submits += (chunks - 1) / c.every
+			if s := w.belt.Stats(); s.Submits != submits {
+				t.Fatalf("%+v, frame %d: %d submits, want %d", c.opts, frame, s.Submits, submits)
+			}
+			must(t, w.endFrame())
+			must(t, w.verify())
+			w.complete(0)
+		}
+	}
+	for _, o := range []staging.Options{{SubmitChunks: -1}, {MaxChunks: 4, SubmitChunks: 5}} {
+		if _, err := staging.New(testdevice.Host(t, host.Options{}), o); !errors.Is(err, staging.ErrInvalidOptions) {
+			t.Errorf("New(%+v): %v, want ErrInvalidOptions", o, err)
+		}
+	}
+}
+
 // slowDevice takes submit and wait long on every Submit and Wait.
 type slowDevice struct {
 	device.Device

@@ -22,10 +22,13 @@
 // Upload takes effect in call order, like any device call: a copy, draw or
 // read recorded after it sees the bytes.
 //
-// When an upload leaves a written chunk for the next, the belt submits the
-// work recorded so far (device.Device.Submit; Stats().Submits), so that
-// the GPU can copy out of the full chunk while the CPU fills the next. A
-// frame of less than a chunk is submitted by the caller.
+// When an upload has left Options.SubmitChunks written chunks for the
+// next since the last submit, the belt submits the work recorded so far
+// (device.Device.Submit; Stats().Submits), so that the GPU copies out of
+// the full chunks while the CPU fills the next. A submit costs the caller
+// time of its own, so the belt makes one per few chunks, not per chunk.
+// What a frame uploads beyond its last such submit is submitted by the
+// caller (its Fence).
 //
 // When every chunk the belt may have (MaxChunks) is in use, Upload fences
 // what it has written and waits for the GPU (device.Device.Wait): a bulk

@@ -13,8 +13,8 @@ import (
 // 2^64, where off+n wraps.
 var hostile = []uint64{1<<64 - 4, 1<<64 - 8, 1<<64 - 64, 1<<64 - 1024, 1 << 63, 1 << 32, 1<<32 - 4, 1<<64 - 1<<32}
 
-// FuzzBelt drives a belt of 256-byte chunks (at most 4) with a command
-// stream, the GPU's completion held by the stream, and checks after every
+// FuzzBelt drives a belt of 256-byte chunks (at most 4, submitted every
+// 1 to 4 as the stream's length says) with a command stream, the GPU's completion held by the stream, and checks after every
 // command that no chunk was written while a copy may read it and that
 // every destination holds what was uploaded. Commands:
 //
@@ -33,7 +33,7 @@ func FuzzBelt(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer dev.Release()
-		w := newWorld(t, dev, dev, staging.Options{ChunkBytes: 256, MaxChunks: 4}, 2048, 1024)
+		w := newWorld(t, dev, dev, staging.Options{ChunkBytes: 256, MaxChunks: 4, SubmitChunks: 1 + len(data)%4}, 2048, 1024)
 		for i := 0; i+1 < len(data); i += 2 {
 			op, arg := data[i]%7, data[i+1]
 			var err error
