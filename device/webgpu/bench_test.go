@@ -3,6 +3,7 @@
 package webgpu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -278,5 +279,82 @@ func BenchmarkSubmitBeside(b *testing.B) {
 			b.ReportMetric(float64(worst.Microseconds())/1e3, "max-ms")
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "us/submit")
 		})
+	}
+}
+
+// BenchmarkUploadCopy times what one core takes to hand the GPU 4 MiB,
+// copied from successive stretches of 64 MiB of memory in pieces of 64
+// KiB or 4 MiB, three ways: "mapped", into a mapped MapWrite buffer (a
+// belt's chunk, as FillBuffer writes it, the mapping kept); "queue", one
+// queue write a piece (WriteBuffer to a CopyDst buffer: the backend
+// copies into a staging buffer of its own and records the GPU's copy;
+// every 64 MiB is submitted and waited for, untimed); and "memory", into
+// memory of the process, the core's own copy speed. b.SetBytes makes
+// each case's MB/s its speed: the memory the backend maps for MapWrite
+// buffers decides the first.
+func BenchmarkUploadCopy(b *testing.B) {
+	const n, stretch = 4 << 20, 16
+	src := make([]byte, stretch*n)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	d := newTestDevice(b, Options{})
+	mapped, err := d.CreateBuffer(device.BufferDesc{Label: "bench staging", Size: 2 * n, Usage: device.MapWrite | device.CopySrc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mapped.Release()
+	dst, err := d.CreateBuffer(device.BufferDesc{Label: "bench queue writes", Size: stretch * n, Usage: device.CopyDst})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dst.Release()
+	mem := make([]byte, 2*n)
+	pieces := func(to, from []byte, piece int) {
+		for o := 0; o < len(from); o += piece {
+			copy(to[o:], from[o:o+piece])
+		}
+	}
+	for _, piece := range []int{64 << 10, n} {
+		for _, c := range []struct {
+			name string
+			copy func(b *testing.B, i int, from []byte) error
+		}{
+			{"mapped", func(b *testing.B, i int, from []byte) error {
+				return d.FillBuffer(mapped, uint64(i%2)*n, n, func(to []byte) { pieces(to, from, piece) })
+			}},
+			{"queue", func(b *testing.B, i int, from []byte) error {
+				at := uint64(i%stretch) * n
+				for o := 0; o < n; o += piece {
+					if err := d.WriteBuffer(dst, at+uint64(o), from[o:o+piece]); err != nil {
+						return err
+					}
+				}
+				if i%stretch == stretch-1 {
+					b.StopTimer()
+					defer b.StartTimer()
+					return d.Wait()
+				}
+				return nil
+			}},
+			{"memory", func(b *testing.B, i int, from []byte) error {
+				pieces(mem[i%2*n:], from, piece)
+				return nil
+			}},
+		} {
+			b.Run(fmt.Sprintf("%s/%dKiB", c.name, piece>>10), func(b *testing.B) {
+				b.SetBytes(n)
+				i := 0
+				for b.Loop() {
+					if err := c.copy(b, i, src[i%stretch*n:][:n]); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				if err := d.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
 	}
 }
