@@ -35,8 +35,8 @@ type Options struct {
 	// MaxChunks caps the chunks alive at once; 0 means 16.
 	MaxChunks int
 	// SubmitChunks is how many filled chunks the belt leaves before it
-	// submits them (see above); 0 means a quarter of MaxChunks, at least
-	// 1 and at most 4. At most MaxChunks.
+	// submits them (see the package doc); 0 means a quarter of MaxChunks,
+	// at least 1 and at most 4. At most MaxChunks.
 	SubmitChunks int
 }
 
