@@ -510,17 +510,15 @@ func (a *Arena) gatherRun(dst []byte) {
 		a.gatherPart(dst, run)
 		return
 	}
-	es := uint64(a.opts.planeElemSize(a.wPlane))
-	base := uint64(run[0].off) * es
-	at := func(i int) uint64 { return uint64(run[i].off)*es - base } // the byte of dst where run[i] starts
 	sp := &a.split
 	sp.a, sp.dst, sp.run, sp.n = a, dst, run, 0
+	sp.es = uint64(a.opts.planeElemSize(a.wPlane))
 	from := 0 // the part's first allocation
 	for i := 1; i <= k && from < len(run); i++ {
 		to := len(run)
 		if i < k {
 			cut := uint64(len(dst)) * uint64(i) / uint64(k)
-			to = from + sort.Search(len(run)-from, func(j int) bool { return at(from+j) >= cut })
+			to = from + sort.Search(len(run)-from, func(j int) bool { return sp.at(from+j) >= cut })
 			if to == from {
 				continue // one allocation spans the cut: the next part takes it
 			}
@@ -539,20 +537,24 @@ type splitGather struct {
 	a     *Arena
 	dst   []byte
 	run   []written
+	es    uint64 // the plane's element size
 	parts [workers.MaxWorkers][2]int
 	n     int
+}
+
+// at returns the byte of dst where run[i] starts; len(dst) for i past
+// the run's end.
+func (s *splitGather) at(i int) uint64 {
+	if i == len(s.run) {
+		return uint64(len(s.dst))
+	}
+	return uint64(s.run[i].off-s.run[0].off) * s.es
 }
 
 // Do gathers part i.
 func (s *splitGather) Do(i int) {
 	from, to := s.parts[i][0], s.parts[i][1]
-	es := uint64(s.a.opts.planeElemSize(s.a.wPlane))
-	base := uint64(s.run[0].off) * es
-	end := uint64(len(s.dst))
-	if to < len(s.run) {
-		end = uint64(s.run[to].off)*es - base
-	}
-	s.a.gatherPart(s.dst[uint64(s.run[from].off)*es-base:end], s.run[from:to])
+	s.a.gatherPart(s.dst[s.at(from):s.at(to)], s.run[from:to])
 }
 
 // gatherPart writes the bytes of run, allocations end to end in plane
